@@ -1,0 +1,3 @@
+"""tunewatch: prove that network and storage tuning is in place and stays in place."""
+
+__version__ = "0.1.0"
