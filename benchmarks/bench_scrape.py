@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Scrape latency and memory of `tunewatch serve` on the big host.
+
+    python benchmarks/bench_scrape.py               # benchmarks/gen_big_host.py tree, real engine
+    python benchmarks/bench_scrape.py --synthetic   # a synthetic ScanResult of the same shape
+
+Builds the 416-CPU / 8-node host (4 AN pairs x 64 data IRQs, 50 NFS mounts), starts the
+exporter in a child process on 127.0.0.1, waits for the first scan, then drives cached
+/metrics scrapes from 20 client threads x 100 requests (keep-alive connections, like
+Prometheus). The same load against a plain static-file http.server child serving a file
+of the same size gives a same-machine baseline. Prints scrape p50/p99, scan time, exporter
+RSS (VmRSS / VmHWM from /proc/<pid>/status) and ratios; exits 1 when a target is missed
+(p99 < 20 ms, RSS < 100 MB). Every child is stopped by PID before exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import importlib.util
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+P99_TARGET_MS = 20.0
+RSS_TARGET_MB = 100.0
+
+
+# --- children ----------------------------------------------------------------------------
+
+
+def child_exporter(args: argparse.Namespace) -> int:
+    """Run the exporter (blocking until SIGTERM) on the requested host."""
+    from tunewatch.outputs.prometheus import make_renderer
+    from tunewatch.serve import run_exporter
+    if args.synthetic:
+        sys.path.insert(0, str(REPO / "tests"))
+        from support.scanresults import big_host
+        result = big_host()
+
+        def scan():
+            return result
+    else:
+        from tunewatch import engine
+        from tunewatch.content import Content
+        content = Content()
+        profile = content.resolve(args.profile)
+
+        def scan():
+            return engine.scan(content, profile, args.root)
+    return run_exporter(f"127.0.0.1:{args.port}", None, scan, make_renderer(), 3600.0, 600.0,
+                        {"benchmark": "bench_scrape"}, "warn")
+
+
+def child_baseline(args: argparse.Namespace) -> int:
+    """A static-file server (stdlib http.server, HTTP/1.1 keep-alive) for the baseline."""
+    import functools
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(SimpleHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # as the exporter does: no delayed-ACK stalls
+
+        def log_message(self, *_a):
+            pass
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), functools.partial(Handler, directory=args.root))
+    server.daemon_threads = True
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+    server.serve_forever(0.1)
+    return 0
+
+
+# --- driver ------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port: int, path: str, timeout: float = 10.0) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def wait_ready(proc: subprocess.Popen, port: int, path: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"child exited with {proc.returncode} before it was ready")
+        try:
+            if get(port, path, 2.0)[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise SystemExit(f"child not ready on :{port}{path} within {timeout:g}s")
+
+
+def load(port: int, path: str, threads: int, requests: int) -> list[float]:
+    """`threads` clients x `requests` GETs each on one keep-alive connection; latencies in s."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    start = threading.Barrier(threads)
+
+    def client() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        mine = []
+        try:
+            start.wait(10)
+            for _ in range(requests):
+                t0 = time.perf_counter()
+                conn.request("GET", path)
+                response = conn.getresponse()
+                response.read()
+                mine.append(time.perf_counter() - t0)
+                if response.status != 200:
+                    errors.append(str(response.status))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+        finally:
+            conn.close()
+            with lock:
+                latencies.extend(mine)
+    workers = [threading.Thread(target=client) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    if errors:
+        raise SystemExit(f"{len(errors)} failed requests, e.g. {errors[0]}")
+    return latencies
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def proc_status(pid: int) -> dict[str, float]:
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(rest.split()[0]) / 1024  # kB -> MiB
+    return out
+
+
+def start_child(mode: str, extra: list[str], log_dir: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    log = open(log_dir / f"{mode}.log", "wb")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "exporter"),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), f"--child={mode}", f"--port={port}",
+                             *extra], stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env,
+                            start_new_session=True)
+    log.close()
+    return proc, port
+
+
+def stop_child(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
+def load_generator():
+    path = HERE / "gen_big_host.py"
+    if not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location("gen_big_host", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--synthetic", action="store_true", help="synthetic ScanResult instead of gen_big_host")
+    parser.add_argument("--profile", default="azure-sap-hana")
+    parser.add_argument("--threads", type=int, default=20)
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--child", choices=("exporter", "baseline"), help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--root", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child == "exporter":
+        return child_exporter(args)
+    if args.child == "baseline":
+        return child_baseline(args)
+
+    with tempfile.TemporaryDirectory(prefix="tunewatch-bench-") as tmp:
+        work = Path(tmp)
+        extra = ["--synthetic"] if args.synthetic else []
+        source = "synthetic ScanResult (tests/support/scanresults.big_host)"
+        if not args.synthetic:
+            gen = load_generator()
+            if gen is None:
+                print("SKIP: benchmarks/gen_big_host.py not present (use --synthetic for a ScanResult of the "
+                      "same shape)")
+                return 0
+            t0 = time.perf_counter()
+            built = gen.build(str(work / "host"))
+            root = str(built) if isinstance(built, (str, os.PathLike)) else str(work / "host")
+            print(f"built big host tree in {time.perf_counter() - t0:.2f}s: {root}")
+            extra += [f"--root={root}", f"--profile={args.profile}"]
+            source = f"benchmarks/gen_big_host.py tree, profile {args.profile}"
+
+        exporter, port = start_child("exporter", extra, work)
+        baseline = None
+        try:
+            wait_ready(exporter, port, "/-/ready", 300)
+            status, body = get(port, "/metrics")  # first scrape renders the per-scan part once
+            assert status == 200, status
+            t0 = time.perf_counter()
+            get(port, "/metrics")
+            single_ms = (time.perf_counter() - t0) * 1000
+            lines = body.decode().splitlines()
+            series = sum(1 for line in lines if line and not line.startswith("#"))
+            scan_seconds = next(float(line.split()[-1]) for line in lines
+                                if line.startswith("tunewatch_scan_duration_seconds "))
+            rss_idle = proc_status(exporter.pid)
+            latencies = load(port, "/metrics", args.threads, args.requests)
+            rss_loaded = proc_status(exporter.pid)
+
+            static_dir = work / "static"
+            static_dir.mkdir()
+            (static_dir / "metrics").write_bytes(body)
+            baseline, base_port = start_child("baseline", [f"--root={static_dir}"], work)
+            wait_ready(baseline, base_port, "/metrics", 30)
+            base_latencies = load(base_port, "/metrics", args.threads, args.requests)
+        finally:
+            stop_child(exporter)
+            if baseline is not None:
+                stop_child(baseline)
+
+    p50, p99 = percentile(latencies, 50) * 1000, percentile(latencies, 99) * 1000
+    b50, b99 = percentile(base_latencies, 50) * 1000, percentile(base_latencies, 99) * 1000
+    figures = {
+        "source": source, "series": series, "exposition_bytes": len(body), "scan_seconds": round(scan_seconds, 4),
+        "clients": f"{args.threads} threads x {args.requests} requests", "cpus": os.cpu_count(),
+        "single_scrape_ms": round(single_ms, 2),
+        "scrape_p50_ms": round(p50, 2), "scrape_p99_ms": round(p99, 2),
+        "scrape_mean_ms": round(statistics.mean(latencies) * 1000, 2),
+        "baseline_static_p50_ms": round(b50, 2), "baseline_static_p99_ms": round(b99, 2),
+        "p50_vs_baseline": round(p50 / b50, 2) if b50 else None,
+        "p99_vs_baseline": round(p99 / b99, 2) if b99 else None,
+        "rss_idle_mb": round(rss_idle.get("VmRSS", 0), 1), "rss_after_load_mb": round(rss_loaded.get("VmRSS", 0), 1),
+        "rss_peak_mb": round(rss_loaded.get("VmHWM", 0), 1),
+    }
+    ok_latency, ok_rss = p99 < P99_TARGET_MS, figures["rss_peak_mb"] < RSS_TARGET_MB
+    print(f"host: {source}")
+    print(f"exposition: {series} series, {len(body)} bytes; scan {scan_seconds * 1000:.0f} ms "
+          f"(once per interval, in the background)")
+    print(f"cached /metrics, {figures['clients']} on 127.0.0.1 ({os.cpu_count()} CPUs): "
+          f"p50 {p50:.2f} ms, p99 {p99:.2f} ms  [target p99 < {P99_TARGET_MS:g} ms: {'ok' if ok_latency else 'MISSED'}]")
+    print(f"baseline static http.server, same file, same load: p50 {b50:.2f} ms, p99 {b99:.2f} ms "
+          f"-> exporter/baseline p50 x{figures['p50_vs_baseline']}, p99 x{figures['p99_vs_baseline']}")
+    print(f"exporter RSS: {figures['rss_idle_mb']} MB idle, {figures['rss_after_load_mb']} MB after load, "
+          f"peak {figures['rss_peak_mb']} MB  [target < {RSS_TARGET_MB:g} MB: {'ok' if ok_rss else 'MISSED'}]")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0 if ok_latency and ok_rss else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""Run a resolved profile against one root and collect per-object results.
+
+The engine never lets one check break another: a fact that cannot be read becomes an
+`error` result for the checks that need it, an unexpected exception inside a kind becomes
+an `error` result naming the check, and every selected check is listed, applicable or not.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+
+from . import __version__, kinds
+from .content import Content, ResolvedProfile, SelectedCheck, Waiver
+from .errors import FactError, ParseError
+from .facts.context import Facts
+from .facts.host import Host
+from .fs import FS
+from .kinds.base import ERROR, FAIL, NOTAPPLICABLE, STATUSES, WAIVED, ObjectResult, Target, worst
+from .selectors import condition_holds, select_interfaces
+
+EXIT_OK, EXIT_CONTENT, EXIT_FAILED = 0, 1, 2
+
+
+@dataclass
+class CheckResult:
+    check: str
+    title: str
+    severity: str
+    kind: str
+    status: str
+    objects: list[ObjectResult]
+    runtime_check: str | None = None
+
+
+@dataclass(frozen=True)
+class NicInfo:
+    """Driver identity of an in-scope NIC; a change means a driver or firmware update."""
+    interface: str
+    driver: str
+    version: str
+    firmware: str
+    bus: str
+
+
+@dataclass
+class ScanResult:
+    profile: str
+    root: str
+    host: Host | None
+    results: list[CheckResult]
+    started_at: float
+    duration_seconds: float
+    content_digest: str
+    nics: list[NicInfo] = field(default_factory=list)
+    numa_node_cpus: dict[int, int] = field(default_factory=dict)
+    cpu_node: dict[int, int] = field(default_factory=dict)  # online CPU -> its NUMA node
+    tool: str = "tunewatch"
+    version: str = __version__
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts = dict.fromkeys(STATUSES, 0)
+        for r in self.results:
+            counts[r.status] += 1
+        return counts
+
+    @property
+    def compliant(self) -> bool:
+        return not any(r.status in (FAIL, ERROR) for r in self.results)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.compliant else EXIT_FAILED
+
+
+def _module_params(profile: ResolvedProfile) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for sel in profile.checks:
+        params.update(sel.vars.get("module_params", {}))
+    return params
+
+
+def evaluate_check(sel: SelectedCheck, facts: Facts, scope: dict) -> CheckResult:
+    check = sel.check
+    objects: list[ObjectResult]
+    if check.applicability and not condition_holds(check.applicability, facts, scope):
+        objects = [ObjectResult("-", NOTAPPLICABLE, "", "", f"{check.id} does not apply to this host")]
+    else:
+        target = Target(check.id, sel.vars, facts, scope, check.objects)
+        try:
+            objects = kinds.KINDS[check.kind].evaluate(target)
+        except (FactError, ParseError) as e:
+            objects = [ObjectResult("-", ERROR, "", "unreadable", f"{check.id}: could not decide: {e}")]
+        except Exception as e:  # noqa: BLE001 - a bug in one kind must not cost the other checks
+            objects = [ObjectResult("-", ERROR, "", "internal error",
+                                    f"{check.id}: internal error in kind {check.kind}: {type(e).__name__}: {e}")]
+        if not objects:
+            objects = [ObjectResult("-", NOTAPPLICABLE, "", "", f"{check.id}: nothing in scope on this host")]
+    return CheckResult(check.id, check.title, check.severity, check.kind,
+                       worst(o.status for o in objects), objects, check.runtime_check)
+
+
+def apply_waivers(result: CheckResult, waivers: list[Waiver], today: dt.date) -> None:
+    """A matching active waiver turns a failure into `waived`; an expired one says so."""
+    mine = [w for w in waivers if w.check == result.check]
+    if not mine:
+        return
+    for obj in result.objects:
+        if obj.status != FAIL:
+            continue
+        for w in (w for w in mine if w.object in (None, obj.object)):
+            if w.active(today):
+                obj.status, obj.waiver = WAIVED, w.source
+                obj.message += f" [waived until {w.expires}: {w.justification}]"
+                break
+            obj.message += f" [waiver expired on {w.expires} ({w.source})]"
+    result.status = worst(o.status for o in result.objects)
+
+
+def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:
+    nics = []
+    try:
+        interfaces = select_interfaces(facts, scope.get("interfaces"))
+    except (FactError, ParseError):
+        return nics
+    for iface in interfaces:
+        try:
+            drv = facts.ethtool(iface.name).get("driver") or {}
+        except (FactError, ParseError):
+            drv = {}
+        nics.append(NicInfo(iface.name, drv.get("driver") or iface.driver or "", drv.get("version", ""),
+                            drv.get("firmware-version", ""), drv.get("bus-info") or iface.bus_info or ""))
+    return nics
+
+
+def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: list[Waiver] | None = None,
+         today: dt.date | None = None) -> ScanResult:
+    started, t0 = time.time(), time.perf_counter()
+    facts = Facts(FS(root), _module_params(profile))
+    today = today or dt.datetime.now(dt.timezone.utc).date()
+    results = []
+    for sel in profile.checks:
+        result = evaluate_check(sel, facts, profile.scope)
+        apply_waivers(result, waivers or [], today)
+        results.append(result)
+    try:
+        host = facts.host
+    except (FactError, ParseError):
+        host = None
+    try:
+        nodes = facts.topology.nodes
+    except (FactError, ParseError):
+        nodes = {}
+    nics = _nic_inventory(facts, profile.scope)
+    return ScanResult(profile.id, facts.fs.root, host, results, started, time.perf_counter() - t0, content.digest,
+                      nics, {n: len(cpus) for n, cpus in nodes.items()},
+                      {cpu: n for n, cpus in nodes.items() for cpu in cpus})

@@ -1,0 +1,28 @@
+"""Mounts as the kernel has them (mountinfo) and as configured (fstab).
+
+Nothing here stats, opens or lists anything under a mount point: a hung NFS server must
+not hang a scan. Read-ahead comes from the mount's bdi in sysfs, found by device number.
+"""
+
+from __future__ import annotations
+
+from ..fs import FS
+from ..parsers.fstab import FstabEntry, parse_fstab
+from ..parsers.mountinfo import MountInfo, parse_mountinfo
+
+
+def read_mountinfo(fs: FS) -> list[MountInfo]:
+    text = fs.read_text("proc/self/mountinfo")
+    if text is None:
+        text = fs.read_required("proc/1/mountinfo")
+    return parse_mountinfo(text, "proc/self/mountinfo")
+
+
+def read_fstab(fs: FS) -> list[FstabEntry]:
+    text = fs.read_text("etc/fstab")
+    return [] if text is None else parse_fstab(text, "etc/fstab")
+
+
+def read_ahead_kb(fs: FS, mount: MountInfo) -> int | None:
+    value = fs.read_value(f"sys/class/bdi/{mount.major}:{mount.minor}/read_ahead_kb")
+    return int(value) if value is not None and value.isdigit() else None

@@ -1,0 +1,28 @@
+"""Hypervisor-side facts shipped with a snapshot: .vmx files and esxcli output."""
+
+from __future__ import annotations
+
+from ..fs import FS
+from ..parsers.esxcli import parse_esxcli
+from ..parsers.vmx import VmxEntry, parse_vmx
+
+
+def read_vmx_files(fs: FS) -> dict[str, dict[str, VmxEntry]]:
+    return {rel: parse_vmx(fs.read_required(rel), rel) for rel in fs.glob("vmware", "*.vmx")}
+
+
+def read_esxcli(fs: FS) -> dict[str, dict[str, str]]:
+    """Settings keyed by name: advanced options by Path ("/Power/CpuPolicy"), CPU facts by
+    their label ("Hyperthreading Active"). File names are free; content tells the kind."""
+    settings: dict[str, dict[str, str]] = {}
+    for rel in fs.glob("vmware/esxcli", "*.txt"):
+        output = parse_esxcli(fs.read_required(rel), rel)
+        if output.kind == "advanced":
+            for record in output.records:
+                if "Path" in record:
+                    settings[record["Path"]] = {**record, "_source": rel}
+        elif output.kind == "cpu_global":
+            for record in output.records:
+                for key, value in record.items():
+                    settings[key] = {"Value": value, "_source": rel}
+    return settings

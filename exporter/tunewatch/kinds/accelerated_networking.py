@@ -1,0 +1,23 @@
+"""Every up synthetic Azure NIC (hv_netvsc) has an Accelerated Networking VF under it."""
+
+from .base import FAIL, PASS, ObjectResult, Target
+
+VARS_SCHEMA = {"type": "object", "additionalProperties": False,
+               "properties": {"vf_drivers": {"type": "array", "items": {"type": "string"}, "minItems": 1}}}
+
+
+def evaluate(t: Target) -> list[ObjectResult]:
+    vf_drivers = set(t.vars.get("vf_drivers", ["mlx4_en", "mlx4_core", "mlx5_core", "mana"]))
+    results = []
+    for iface in t.interfaces():
+        if not iface.up:
+            continue
+        vfs = [name for name, drv in zip(iface.lowers, iface.lower_drivers) if drv in vf_drivers]
+        if vfs:
+            results.append(ObjectResult(iface.name, PASS, "VF present", ",".join(vfs),
+                                        f"{iface.name} is accelerated by {','.join(vfs)}"))
+        else:
+            results.append(ObjectResult(iface.name, FAIL, "VF present", "no VF",
+                                        f"{iface.name} has no Accelerated Networking VF: enable it on the Azure NIC "
+                                        f"(az network nic update --accelerated-networking true) and check the VM size"))
+    return results

@@ -1,0 +1,82 @@
+"""What a check kind receives and returns.
+
+A kind is a module with `VARS_SCHEMA` (JSON Schema of its variables) and
+`evaluate(target) -> list[ObjectResult]`. It raises FactError/ParseError for a fact that
+the whole check depends on (the engine turns that into one `error` result) and returns an
+`error` object for a fact that only one object depends on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..errors import FactError, ParseError
+from ..facts.context import Facts
+from ..selectors import select_interfaces, select_mounts
+
+PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED = "pass", "fail", "error", "notapplicable", "waived"
+STATUSES = (PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED)
+_RANK = {FAIL: 4, ERROR: 3, WAIVED: 2, PASS: 1, NOTAPPLICABLE: 0}
+
+
+def worst(statuses) -> str:
+    return max(statuses, key=_RANK.__getitem__, default=NOTAPPLICABLE)
+
+
+@dataclass
+class Setting:
+    """A numeric observed/expected pair, exported for drift panels."""
+    name: str
+    observed: float | None
+    expected: float | None
+
+
+@dataclass
+class ObjectResult:
+    object: str
+    status: str
+    expected: str
+    actual: str
+    message: str
+    settings: list[Setting] = field(default_factory=list)
+    waiver: str | None = None
+
+
+def error_result(obj: str, exc: Exception, expected: str = "") -> ObjectResult:
+    return ObjectResult(obj, ERROR, expected, "unreadable", f"{obj}: could not decide: {exc}")
+
+
+def as_number(value) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+@dataclass
+class Target:
+    """One selected check about to be evaluated on one host."""
+    check_id: str
+    vars: dict
+    facts: Facts
+    scope: dict  # the profile's (tailored) scope
+    objects: dict  # the check's own object filter
+
+    def interfaces(self):
+        return select_interfaces(self.facts, self.scope.get("interfaces"), self.objects.get("interfaces"))
+
+    def mounts(self):
+        return select_mounts(self.facts, self.scope.get("mounts"), self.objects.get("mounts"))
+
+
+def per_object(items, name, evaluate_one) -> list[ObjectResult]:
+    """Evaluate objects one by one; an unreadable fact costs only that object."""
+    results = []
+    for item in items:
+        try:
+            results.append(evaluate_one(item))
+        except (FactError, ParseError) as e:
+            results.append(error_result(name(item), e))
+    return results

@@ -1,0 +1,79 @@
+"""NFS mount options compared by meaning, at runtime (mountinfo) or in fstab.
+
+mountinfo is kernel-canonical (`proto=tcp`, `vers=3`, `nordirplus` only when off) while
+fstab is free-form (`tcp`, `nfsvers=3`, `vers=3.0`): both are normalised with the alias
+and default tables in the check's content before comparing. Values are compared exactly:
+`rsize=1048576` in fstab is not `rsize=65536`.
+"""
+
+from .base import FAIL, PASS, ObjectResult, Target, per_object
+
+VARS_SCHEMA = {
+    "type": "object", "required": ["options", "source"], "additionalProperties": False,
+    "properties": {
+        "source": {"enum": ["runtime", "fstab"]},
+        "options": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": r"^[\w-]+(=[\w.:-]+)?$"}},
+        "fstab_only_options": {"type": "array", "items": {"type": "string"}},
+        "key_aliases": {"type": "object", "additionalProperties": {"type": "string"}},
+        "flag_aliases": {"type": "object", "additionalProperties": {"type": "string"}},
+        "negations": {"type": "object", "additionalProperties": {"type": "string"}},
+        "defaults": {"type": "object", "additionalProperties": {"type": "string"}},
+        "value_aliases": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}}},
+    },
+}
+
+
+def normalise(pairs, v: dict) -> dict[str, str]:
+    """Options as {key: value}; flags get value "" and negated flags value "off"."""
+    out = dict(v.get("defaults", {}))
+    for key, value in pairs:
+        if value is None:
+            key = v.get("flag_aliases", {}).get(key, key)
+            if "=" in key:
+                key, value = key.split("=", 1)
+        key = v.get("key_aliases", {}).get(key, key)
+        if value is None and key in v.get("negations", {}):
+            out[v["negations"][key]] = "off"
+            continue
+        value = "" if value is None else value
+        out[key] = v.get("value_aliases", {}).get(key, {}).get(value, value)
+    return out
+
+
+def _missing(have: dict[str, str], wanted: list[str], v: dict) -> list[str]:
+    problems = []
+    for option in wanted:
+        key, value = normalise([tuple(option.split("=", 1)) if "=" in option else (option, None)], {**v, "defaults": {}}).popitem()
+        if key not in have:
+            problems.append(f"{option} missing")
+        elif have[key] != value:
+            problems.append(f"{key}={have[key] or 'on'} (want {option})")
+    return problems
+
+
+def evaluate(t: Target) -> list[ObjectResult]:
+    wanted = list(t.vars["options"])
+    fstab = t.vars["source"] == "fstab"
+    if fstab:
+        wanted += t.vars.get("fstab_only_options", [])
+        entries = {e.file: e for e in t.facts.fstab}
+    want = ",".join(wanted)
+
+    def one(mount):
+        if fstab:
+            entry = entries.get(mount.mount_point)
+            if entry is None:
+                return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
+                                    f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot")
+            pairs, where = entry.options, f"/etc/fstab line {entry.line}"
+        else:
+            pairs, where = tuple(mount.mount_options) + tuple(mount.super_options), "mountinfo"
+        problems = _missing(normalise(pairs, t.vars), wanted, t.vars)
+        actual = ",".join(k if v is None else f"{k}={v}" for k, v in pairs)
+        if problems:
+            return ObjectResult(mount.mount_point, FAIL, want, "; ".join(problems),
+                                f"{mount.mount_point} ({where}): {'; '.join(problems)}"
+                                + ("" if fstab else "; fix /etc/fstab and remount"))
+        return ObjectResult(mount.mount_point, PASS, want, actual, f"{mount.mount_point} has every required option ({where})")
+
+    return per_object(t.mounts(), lambda m: m.mount_point, one)

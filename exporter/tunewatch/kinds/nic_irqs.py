@@ -1,0 +1,40 @@
+"""Data IRQs of a NIC and the CPUs they may use (shared by the IRQ kinds).
+
+Control vectors (mlx5_async, vmxnet3 -event-, virtio -config) are excluded by name
+patterns that are content (`control_irq_patterns`), not code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..facts.interfaces import Interface
+from ..parsers.cpulist import parse_cpulist
+
+IRQ_VARS = {
+    "node": {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "nic"}],
+             "description": "NUMA node the IRQs belong on; 'nic' = the NIC's own node"},
+    "exclude_cpus": {"type": "string", "pattern": r"^(\d+(-\d+)?)(,\d+(-\d+)?)*$|^$"},
+    "control_irq_patterns": {"type": "array", "items": {"type": "string", "format": "regex"}},
+}
+
+
+def data_irqs(target, iface: Interface) -> list[tuple[int, str]]:
+    """(irq, name) of every data vector, including vectors beyond the channel count."""
+    names = target.facts.interrupts.irqs
+    control = [re.compile(p) for p in target.vars.get("control_irq_patterns", [])]
+    found = []
+    for irq in iface.msi_irqs:
+        entry = names.get(irq)
+        name = entry.name if entry else ""
+        if any(p.search(name) for p in control):
+            continue
+        found.append((irq, name))
+    return found
+
+
+def allowed_cpus(target, iface: Interface) -> tuple[frozenset[int], int]:
+    node = target.vars.get("node", 0)
+    node = iface.node_or_zero() if node == "nic" else node
+    excluded = parse_cpulist(target.vars.get("exclude_cpus", ""), "exclude_cpus")
+    return target.facts.topology.node_cpus(node) - excluded, node

@@ -1,0 +1,333 @@
+"""Prometheus text exposition of a scan (docs/metrics.md is the contract).
+
+Two users:
+
+* `tunewatch scan --format prometheus --output F`: `render(result)` then
+  `write_textfile(F, text)` for node_exporter's textfile collector.
+* `tunewatch serve`: `make_renderer()` gives the `/metrics` callback. The per-scan part is
+  rendered once per completed scan and cached; a scrape only adds the few serve-only
+  series (scan health counters), so it costs the same whatever the size of the host.
+
+Everything goes through prometheus_client (custom collectors on private registries and
+`generate_latest`), so escaping and the 0.0.4 text format are the library's.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import tempfile
+import threading
+from typing import Any, Callable, Iterable, Iterator
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from .. import __version__
+
+# Same values and order as kinds.base.STATUSES (not imported: keep this module light).
+STATUSES = ("pass", "fail", "error", "notapplicable", "waived")
+NOT_COMPLIANT = ("fail", "error")
+ERROR_REASONS = ("exception", "timeout")
+MAX_LABEL_CHARS = 100
+# Settings that describe IRQ placement; exported as tunewatch_irq_affinity_* instead of
+# tunewatch_setting_observed (one series each per IRQ, not two).
+IRQ_SETTINGS = {"affinity_cpus": "tunewatch_irq_affinity_cpus",
+                "affinity_first_cpu": "tunewatch_irq_affinity_first_cpu"}
+_IRQ_OBJECT = re.compile(r"^(?P<interface>.+)/irq(?P<irq>\d+)$")
+MULTIPLE_NODES = "multiple"
+
+
+def _label(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= MAX_LABEL_CHARS else text[:MAX_LABEL_CHARS - 1] + "\u2026"
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and number not in (float("inf"), float("-inf")) else None
+
+
+def _gauge(name: str, documentation: str, labels: Iterable[str] = ()) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, documentation, labels=list(labels))
+
+
+def parse_cpulist(text: str) -> frozenset[int] | None:
+    """'0-3,8,10-11' -> CPUs; None if `text` is not a cpulist (e.g. 'unreadable')."""
+    cpus: set[int] = set()
+    text = text.strip()
+    if not text:
+        return None
+    for part in text.split(","):
+        lo, sep, hi = part.strip().partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            return None
+        cpus.update(range(int(lo), int(hi) + 1) if sep else (int(lo),))
+    return frozenset(cpus)
+
+
+# --- per-scan metrics ------------------------------------------------------------------
+
+
+def scan_families(result: Any) -> list[Metric]:
+    """Every per-scan metric of docs/metrics.md except scan health and build info."""
+    profile = result.profile
+    check_status = _gauge("tunewatch_check_status",
+                          "State set of each selected check: 1 for its current status, 0 for the others.",
+                          ("check", "severity", "profile", "status"))
+    check_objects = _gauge("tunewatch_check_objects", "Number of the check's objects in each status.",
+                           ("check", "status"))
+    object_status = _gauge("tunewatch_object_status",
+                           "1 per evaluated object (notapplicable ones omitted), labelled with its status "
+                           "and expected/actual text.", ("check", "object", "status", "expected", "actual"))
+    observed = _gauge("tunewatch_setting_observed", "Observed numeric value of a setting.",
+                      ("check", "object", "setting"))
+    expected = _gauge("tunewatch_setting_expected", "Required numeric value of a setting (for limits, the limit).",
+                      ("check", "object", "setting"))
+    irq_gauges = {
+        "affinity_cpus": _gauge("tunewatch_irq_affinity_cpus",
+                                "Number of CPUs in the IRQ's smp_affinity_list (1 = pinned to one CPU).",
+                                ("interface", "irq")),
+        "affinity_first_cpu": _gauge("tunewatch_irq_affinity_first_cpu",
+                                     "Lowest CPU in the IRQ's smp_affinity_list.", ("interface", "irq")),
+    }
+    seen_objects: set[tuple[str, str]] = set()
+    seen_settings: set[tuple[str, str, str]] = set()
+    irqs: dict[tuple[str, str], Any] = {}  # (interface, irq) -> ObjectResult, first check wins
+    for check in result.results:
+        for status in STATUSES:
+            check_status.add_metric([check.check, check.severity, profile, status],
+                                    1.0 if check.status == status else 0.0)
+        counts = dict.fromkeys(STATUSES, 0)
+        for obj in check.objects:
+            counts[obj.status] = counts.get(obj.status, 0) + 1
+            if obj.status == "notapplicable" or (check.check, obj.object) in seen_objects:
+                continue
+            seen_objects.add((check.check, obj.object))
+            object_status.add_metric([check.check, _label(obj.object), obj.status, _label(obj.expected),
+                                      _label(obj.actual)], 1.0)
+            match = _IRQ_OBJECT.match(obj.object)
+            for setting in obj.settings:
+                if setting.name in IRQ_SETTINGS and match:
+                    irqs.setdefault((match["interface"], match["irq"]), obj)
+                    continue
+                key = (check.check, obj.object, setting.name)
+                if key in seen_settings:
+                    continue
+                seen_settings.add(key)
+                labels = [check.check, _label(obj.object), setting.name]
+                for family, value in ((observed, setting.observed), (expected, setting.expected)):
+                    number = _number(value)
+                    if number is not None:
+                        family.add_metric(labels, number)
+        for status in STATUSES:
+            check_objects.add_metric([check.check, status], float(counts[status]))
+    compliant = _gauge("tunewatch_host_compliant", "1 when no selected check fails or errors, else 0.", ("profile",))
+    compliant.add_metric([profile], 0.0 if any(c.status in NOT_COMPLIANT for c in result.results) else 1.0)
+
+    placement = _gauge("tunewatch_nic_data_irqs",
+                       "Number of the NIC's data IRQs whose smp_affinity_list lies within NUMA node `node` "
+                       "(node=\"multiple\": spans nodes).", ("interface", "node"))
+    for (interface, irq), obj in sorted(irqs.items(), key=lambda kv: (kv[0][0], int(kv[0][1]))):
+        for setting in obj.settings:
+            number = _number(setting.observed)
+            if setting.name in IRQ_SETTINGS and number is not None:
+                irq_gauges[setting.name].add_metric([interface, irq], number)
+    for interface, counts in _irq_placement(result, irqs).items():
+        for node, count in counts.items():
+            placement.add_metric([interface, node], float(count))
+
+    families: list[Metric] = [check_status, check_objects, object_status, compliant, observed, expected]
+    families += _host_families(result)
+    families += [placement, *irq_gauges.values()]
+    content = _gauge("tunewatch_content_info", "Loaded content: profile, short digest, number of selected checks.",
+                     ("profile", "digest", "checks"))
+    content.add_metric([profile, str(result.content_digest), str(len(result.results))], 1.0)
+    families.append(content)
+    return families
+
+
+def _host_families(result: Any) -> list[Metric]:
+    families: list[Metric] = []
+    host = result.host
+    if host is not None:
+        info = _gauge("tunewatch_host_info", "Host identity.", ("hostname", "platform", "kernel", "os"))
+        info.add_metric([_label(host.hostname), host.platform, _label(host.kernel), _label(host.os_name)], 1.0)
+        families.append(info)
+        if _number(host.boot_time) is not None:
+            boot = _gauge("tunewatch_boot_time_seconds", "Boot time (btime of /proc/stat), Unix seconds.")
+            boot.add_metric([], float(host.boot_time))
+            families.append(boot)
+    numa = _gauge("tunewatch_numa_node_cpus", "Online logical CPUs of each NUMA node.", ("node",))
+    for node, cpus in sorted(result.numa_node_cpus.items()):
+        numa.add_metric([str(node)], float(cpus))
+    nics = _gauge("tunewatch_nic_info", "Driver identity of an in-scope NIC.",
+                  ("interface", "driver", "version", "firmware", "bus"))
+    seen: set[str] = set()
+    for nic in result.nics:
+        if nic.interface not in seen:
+            seen.add(nic.interface)
+            nics.add_metric([nic.interface, _label(nic.driver), _label(nic.version), _label(nic.firmware),
+                             _label(nic.bus)], 1.0)
+    return families + [numa, nics]
+
+
+def _irq_placement(result: Any, irqs: dict[tuple[str, str], Any]) -> dict[str, dict[str, int]]:
+    """interface -> node label -> number of data IRQs; every node (and "multiple") listed.
+
+    The CPUs of an IRQ are its object's `actual` cpulist (irq_affinity reports
+    smp_affinity_list there), or its single CPU when affinity_cpus is 1. A CPU's node comes
+    from `result.cpu_node`; a host with one NUMA node needs no map.
+    """
+    nodes = sorted(result.numa_node_cpus)
+    cpu_node: dict[int, int] = dict(getattr(result, "cpu_node", None) or {})
+    if not irqs or not nodes or (not cpu_node and len(nodes) > 1):
+        return {}
+    placement: dict[str, dict[str, int]] = {}
+    for (interface, _irq), obj in irqs.items():
+        counts = placement.setdefault(interface, {**{str(n): 0 for n in nodes}, MULTIPLE_NODES: 0})
+        values = {s.name: _number(s.observed) for s in obj.settings}
+        cpus = parse_cpulist(str(obj.actual).split(" (", 1)[0])
+        if cpus is None and values.get("affinity_cpus") == 1 and values.get("affinity_first_cpu") is not None:
+            cpus = frozenset({int(values["affinity_first_cpu"])})
+        if cpus is None:
+            continue
+        if cpu_node:
+            on = {cpu_node.get(cpu, -1) for cpu in cpus}
+        else:
+            on = {nodes[0]}
+        label = str(next(iter(on))) if len(on) == 1 and -1 not in on else MULTIPLE_NODES
+        counts[label] = counts.get(label, 0) + 1
+    return placement
+
+
+def build_info() -> Metric:
+    info = _gauge("tunewatch_build_info", "tunewatch build.", ("version", "python_version"))
+    info.add_metric([__version__, platform.python_version()], 1.0)
+    return info
+
+
+def result_health_families(result: Any) -> list[Metric]:
+    """Scan health of a one-shot scan (textfile): it completed, so success is 1."""
+    success = _gauge("tunewatch_scan_success", "1 when the last scan attempt completed, 0 when it raised or timed out.")
+    success.add_metric([], 1.0)
+    duration = _gauge("tunewatch_scan_duration_seconds", "Duration of the last completed scan.")
+    duration.add_metric([], float(result.duration_seconds))
+    last = _gauge("tunewatch_last_scan_timestamp_seconds", "Unix time the last completed scan finished.")
+    last.add_metric([], float(result.started_at) + float(result.duration_seconds))
+    return [success, duration, last]
+
+
+def serve_families(state: Any) -> list[Metric]:
+    """Scan health of the serve loop, from a ScanState snapshot."""
+    families: list[Metric] = []
+    if state.first_scan_done:
+        success = _gauge("tunewatch_scan_success",
+                         "1 when the last scan attempt completed, 0 when it raised or timed out.")
+        success.add_metric([], 1.0 if state.last_success else 0.0)
+        families.append(success)
+    if state.result is not None and state.result_duration_seconds is not None:
+        duration = _gauge("tunewatch_scan_duration_seconds", "Duration of the last completed scan.")
+        duration.add_metric([], float(state.result_duration_seconds))
+        families.append(duration)
+    if state.result is not None and state.result_completed_at is not None:
+        last = _gauge("tunewatch_last_scan_timestamp_seconds", "Unix time the last completed scan finished.")
+        last.add_metric([], float(state.result_completed_at))
+        families.append(last)
+    running = _gauge("tunewatch_scan_in_progress", "1 while a scan runs.")
+    running.add_metric([], 1.0 if state.scan_in_progress else 0.0)
+    scans = CounterMetricFamily("tunewatch_scans_total", "Scans started.")
+    scans.add_metric([], float(state.scans_total))
+    errors = CounterMetricFamily("tunewatch_scan_errors_total", "Failed scans, by reason.", labels=["reason"])
+    for reason in ERROR_REASONS:
+        errors.add_metric([reason], float(state.scan_errors_total.get(reason, 0)))
+    skipped = CounterMetricFamily("tunewatch_scans_skipped_total",
+                                  "Due or requested scans not started because a timed-out scan still runs.")
+    skipped.add_metric([], float(state.scans_skipped_total))
+    return families + [running, scans, errors, skipped, build_info()]
+
+
+# --- exposition ------------------------------------------------------------------------
+
+
+class _Families:
+    """A collector that yields a fixed list of metric families."""
+
+    def __init__(self, families: list[Metric]):
+        self._families = families
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self._families)
+
+
+def expose(families: list[Metric]) -> bytes:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(families))
+    return generate_latest(registry)
+
+
+def render(result: Any) -> str:
+    """Text exposition (format 0.0.4) of one scan, for the textfile collector."""
+    return expose(scan_families(result) + result_health_families(result) + [build_info()]).decode("utf-8")
+
+
+def make_renderer() -> Callable[[Any], bytes]:
+    """`/metrics` for serve: cached per-scan exposition + serve-only series per scrape.
+
+    The cache holds the exposition of the last result object seen (identity, not
+    equality): a new ScanState with the same result costs one dict-free bytes join.
+    """
+    lock = threading.Lock()
+    cache: list[Any] = [None, b""]  # [result object, its exposition]
+
+    def per_scan(result: Any) -> bytes:
+        if result is None:
+            return b""
+        with lock:  # concurrent first scrapes after a scan render it once
+            if cache[0] is not result:
+                cache[1] = expose(scan_families(result))
+                cache[0] = result
+            return cache[1]
+
+    def render_state(state: Any) -> bytes:
+        return per_scan(state.result) + expose(serve_families(state))
+
+    return render_state
+
+
+def write_textfile(path: str, text: str) -> None:
+    """Atomically replace `path`: temp file in the same directory, fsync, rename; mode 0644.
+
+    The temp name does not end in .prom, so the textfile collector never reads a partial file.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)

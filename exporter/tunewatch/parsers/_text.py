@@ -1,0 +1,64 @@
+"""Line and field helpers shared by the parsers (private to the package)."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import ParseError
+
+_UINT = re.compile(r"[0-9]{1,20}")  # ASCII only: int() would accept other scripts' digits
+_OCTAL = re.compile(r"\\([0-3][0-7]{2})")
+
+
+def lines(text: str) -> list[tuple[int, str]]:
+    """(1-based number, line) pairs with CR of CRLF endings and a leading BOM removed.
+
+    Splits on "\\n" only: str.splitlines() also breaks on form feeds and U+2028, which would
+    shift line numbers away from what an editor or the kernel shows.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return [(n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), 1)]
+
+
+def logical_lines(text: str, strip_continued: bool) -> list[tuple[int, str]]:
+    """Lines with backslash-newline continuations joined, numbered by their first line.
+
+    The backslash and newline vanish without adding a space, as in libkmod and udev;
+    udev also drops the continued line's leading whitespace (`strip_continued`).
+    """
+    out: list[tuple[int, str]] = []
+    pending: tuple[int, str] | None = None
+    for n, line in lines(text):
+        if pending is not None:
+            line = pending[1] + (line.lstrip() if strip_continued else line)
+            n = pending[0]
+            pending = None
+        stripped = line.rstrip()
+        if stripped.endswith("\\"):
+            pending = (n, stripped[:-1])
+            continue
+        out.append((n, line))
+    if pending is not None:
+        out.append(pending)
+    return out
+
+
+def uint(text: str, source: str, line: int | None, what: str) -> int:
+    if not _UINT.fullmatch(text):
+        raise ParseError(source, f"{what} is not a number: {text[:40]!r}", line)
+    return int(text)
+
+
+def unescape_octal(text: str) -> str:
+    """Decode the kernel's `\\040`-style escapes (space, tab, newline, backslash)."""
+    return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), text)
+
+
+def split_options(field: str) -> tuple[tuple[str, str | None], ...]:
+    pairs = []
+    for item in field.split(","):
+        if item:
+            key, sep, value = item.partition("=")
+            pairs.append((key, value if sep else None))
+    return tuple(pairs)

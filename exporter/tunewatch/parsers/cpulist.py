@@ -1,0 +1,69 @@
+"""The kernel's cpulist syntax: `0-3,8,10-11`, as in sysfs `cpulist` and `*_affinity_list`.
+
+Besides plain ranges the kernel's bitmap_parselist() takes `a-b:used/group` (in each
+group of `group` CPUs from `a`, the first `used`). The shorthand `a-b:step` (every
+step-th CPU, the same as `a-b:1/step`) is accepted too, as people write it that way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ..errors import ParseError
+from ._text import uint
+
+MAX_CPU = 1 << 16  # far beyond any real machine; bounds the set a hostile file can make
+
+_CHUNK = re.compile(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+)(?:/([0-9]+))?)?)?")
+
+
+def _cpu(text: str, source: str) -> int:
+    value = uint(text, source, None, "CPU id")
+    if value > MAX_CPU:
+        raise ParseError(source, f"CPU id {value} is above {MAX_CPU}")
+    return value
+
+
+def parse_cpulist(text: str, source: str) -> frozenset[int]:
+    text = text.strip()
+    if not text:
+        return frozenset()
+    cpus: set[int] = set()
+    for chunk in text.split(","):
+        m = _CHUNK.fullmatch(chunk.strip())
+        if not m:
+            raise ParseError(source, f"not a CPU list item: {chunk[:40]!r}")
+        start = _cpu(m.group(1), source)
+        end = start if m.group(2) is None else _cpu(m.group(2), source)
+        if end < start:
+            raise ParseError(source, f"reversed range {chunk.strip()!r}")
+        if m.group(3) is None:
+            used, group = 1, 1
+        elif m.group(4) is None:
+            used, group = 1, _cpu(m.group(3), source)
+        else:
+            used, group = _cpu(m.group(3), source), _cpu(m.group(4), source)
+        if used == 0 or group == 0 or used > group:
+            raise ParseError(source, f"bad stride in {chunk.strip()!r}")
+        groups = (end - start) // group + 1
+        if used < groups:  # loop over the fewer of offsets and groups: a few hundred at most
+            for offset in range(used):
+                cpus.update(range(start + offset, end + 1, group))
+        else:
+            for base in range(start, end + 1, group):
+                cpus.update(range(base, min(base + used, end + 1)))
+    return frozenset(cpus)
+
+
+def format_cpulist(cpus: Iterable[int]) -> str:
+    ordered = sorted(set(cpus))
+    parts: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)

@@ -1,0 +1,147 @@
+"""ethtool invocations found in ifcfg values and boot scripts, as settings in ethtool's
+JSON naming ("channels.combined", "rings.rx", "coalesce.rx-usecs",
+"features.large-receive-offload"; values as written, `on`/`off` for booleans).
+
+Only the set options that tuning checks care about are read (-L, -G, -C, -K); any other
+invocation (`-s speed 1000`, `-A`, queries) is passed over.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from ..errors import ParseError
+from ._text import logical_lines
+
+_SECTIONS = {"-L": "channels", "--set-channels": "channels", "-G": "rings", "--set-ring": "rings",
+             "-C": "coalesce", "--coalesce": "coalesce", "-K": "features", "--features": "features",
+             "--offload": "features"}
+# global flags that may precede the option
+_FLAGS_WITH_ARG = {"--debug"}
+_FLAGS = {"--json", "-I", "--include-statistics"}
+_FEATURES = {"lro": "large-receive-offload", "gro": "generic-receive-offload",
+             "gso": "generic-segmentation-offload", "tso": "tcp-segmentation-offload",
+             "rx": "rx-checksumming", "tx": "tx-checksumming", "sg": "scatter-gather",
+             "rxvlan": "rx-vlan-offload", "txvlan": "tx-vlan-offload", "ntuple": "ntuple-filters",
+             "rxhash": "receive-hashing"}
+_ALIASES = {"coalesce": {"rx-usec": "rx-usecs", "tx-usec": "tx-usecs"}}
+_VALUE = re.compile(r"[0-9]+|on|off")
+# ifcfg placeholders for "this interface": RHEL's ${DEVICE}, SUSE's literal `iface`
+_PLACEHOLDER = re.compile(r"\$\{?\w+\}?|iface|IFACE|<iface>")
+_EXEC_PREFIX = re.compile(r"^Exec\w*=[-@:+!|]*")
+_SEPARATORS = set(";&|<>()")
+# words that may stand before a command: shell keywords, wrappers, `VAR=value`, `sh -c`
+_LEADERS = {"then", "do", "else", "if", "while", "until", "!", "{", "exec", "command", "sudo", "nohup", "time", "-c"}
+_PREFIX_WORD = re.compile(r"(?:Exec\w*=[-@:+!|]*)?(?:\S*/)?(?:ba|da|z)?sh|(?!Exec)[A-Za-z_][A-Za-z0-9_]*=.*")
+
+
+@dataclass(frozen=True)
+class EthtoolCommand:
+    interface: str | None
+    settings: tuple[tuple[str, str], ...]
+    line: int
+
+
+def _settings(section: str, words: list[str]) -> tuple[tuple[str, str], ...]:
+    """key/value pairs; a trailing key without a value (a typo, `2>` left over) is dropped."""
+    pairs = []
+    for key, value in zip(words[0::2], words[1::2]):
+        if section == "features":
+            key = _FEATURES.get(key, key)
+        key = _ALIASES.get(section, {}).get(key, key)
+        pairs.append((f"{section}.{key}", value))
+    return tuple(pairs)
+
+
+def _iface_omitted(args: list[str]) -> bool:
+    """`-L combined 16`: pairs from the first word on mean no interface was named."""
+    return (len(args) >= 2 and len(args) % 2 == 0 and _VALUE.fullmatch(args[1]) is not None
+            and not _PLACEHOLDER.fullmatch(args[0]))
+
+
+def _command(words: list[str], line: int, default_iface: str | None) -> EthtoolCommand | None:
+    """One invocation's arguments (after `ethtool`); None when it sets nothing we read."""
+    i = 0
+    while i < len(words) and words[i] not in _SECTIONS:
+        if words[i] in _FLAGS_WITH_ARG:
+            i += 2
+        elif words[i] in _FLAGS:
+            i += 1
+        else:
+            return None
+    if i >= len(words):
+        return None
+    section, args = _SECTIONS[words[i]], words[i + 1:]
+    if default_iface is not None and _iface_omitted(args):
+        iface: str | None = default_iface
+    else:
+        iface, args = (args[0], args[1:]) if args else (None, [])
+        if default_iface is not None and iface is not None and _PLACEHOLDER.fullmatch(iface):
+            iface = default_iface
+    settings = _settings(section, args)
+    return EthtoolCommand(iface, settings, line) if settings else None
+
+
+def parse_ethtool_options(value: str, default_iface: str, source: str) -> list[EthtoolCommand]:
+    """ifcfg ETHTOOL_OPTIONS (SUSE) / ETHTOOL_OPTS (RHEL): `;`-separated `-X [iface] args`.
+
+    A value not starting with an option is the legacy `-s` form (`autoneg off speed 1000`).
+    """
+    commands = []
+    for part in value.split(";"):
+        try:
+            words = shlex.split(part)
+        except ValueError as e:
+            raise ParseError(source, f"cannot split ethtool options {part.strip()[:60]!r}: {e}") from None
+        if words and words[0].startswith("-"):
+            cmd = _command(words, 0, default_iface)
+            if cmd:
+                commands.append(cmd)
+    return commands
+
+
+def _words(line: str) -> list[str] | None:
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|<>()")
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def _scan(line: str, n: int, depth: int) -> list[EthtoolCommand]:
+    words = _words(line)
+    if words is None:
+        return []  # free-form script text shlex cannot split: not ours to judge
+    found, segment = [], []
+    for word in words + [";"]:
+        if not (word and set(word) <= _SEPARATORS):
+            segment.append(word)
+            continue
+        for k, w in enumerate(segment):
+            name = _EXEC_PREFIX.sub("", w)
+            if name == "ethtool" or name.endswith("/ethtool"):
+                cmd = _command(segment[k + 1:], n, None)
+                found += [cmd] if cmd else []
+                break
+            if k and segment[k - 1] == "-c":  # sh -c "ethtool ...; ethtool ..."
+                found += _scan(w, n, depth + 1) if depth < 3 and "ethtool" in w else []
+                break
+            if w not in _LEADERS and not _PREFIX_WORD.fullmatch(w):
+                break  # `ethtool` further on is an argument (echo, logger), not a command
+        segment = []
+    return found
+
+
+def find_ethtool_commands(text: str, source: str) -> list[EthtoolCommand]:
+    """ethtool invocations in a script, unit file or udev RUN value; `line` is 1-based.
+
+    Interface arguments are kept verbatim (`$IFACE`, `%k`); callers tell literals apart.
+    """
+    found = []
+    for n, line in logical_lines(text, strip_continued=False):
+        if "ethtool" in line and not line.lstrip().startswith(("#", ";")):
+            found += _scan(line, n, 0)
+    return found

@@ -1,0 +1,42 @@
+"""/etc/fstab (fstab(5)): `spec file vfstype options [freq [passno]]`.
+
+Blanks inside the first two fields are written as `\\040`; comments start a line with `#`.
+More than six fields means an unescaped blank split a path, so the line is rejected
+rather than read with its fields shifted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import ParseError
+from ._text import lines, split_options, uint, unescape_octal
+
+
+@dataclass(frozen=True)
+class FstabEntry:
+    spec: str
+    file: str
+    vfstype: str
+    options: tuple[tuple[str, str | None], ...]
+    freq: int
+    passno: int
+    line: int
+
+
+def parse_fstab(text: str, source: str) -> list[FstabEntry]:
+    entries = []
+    for n, line in lines(text):
+        fields = [f for f in re.split(r"[ \t]+", line) if f]  # libmount splits on blanks only
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < 4:
+            raise ParseError(source, f"expected at least 4 fields, found {len(fields)}", n)
+        if len(fields) > 6:
+            raise ParseError(source, f"expected at most 6 fields, found {len(fields)} (unescaped blank?)", n)
+        freq = uint(fields[4], source, n, "dump frequency") if len(fields) > 4 else 0
+        passno = uint(fields[5], source, n, "fsck pass") if len(fields) > 5 else 0
+        entries.append(FstabEntry(unescape_octal(fields[0]), unescape_octal(fields[1]), fields[2],
+                                  split_options(fields[3]), freq, passno, n))
+    return entries

@@ -1,0 +1,68 @@
+"""/proc/<pid>/mountinfo (proc(5)).
+
+    36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
+
+The optional fields (`shared:75`, `master:1`) run up to a lone `-`. The kernel escapes
+space, tab, newline and backslash as `\\040`, `\\011`, `\\012`, `\\134` in paths and the
+source, so every field is free of blanks and a line splits on spaces unambiguously.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import ParseError
+from ._text import lines, split_options, uint, unescape_octal
+
+Options = tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class MountInfo:
+    mount_id: int
+    parent_id: int
+    major: int
+    minor: int
+    root: str
+    mount_point: str
+    mount_options: Options
+    optional_fields: tuple[str, ...]
+    fstype: str
+    source: str
+    super_options: Options
+    line: int
+
+
+def _parse_line(line: str, source: str, n: int) -> MountInfo:
+    fields = [f for f in re.split(r"[ \t]+", line) if f]
+    if len(fields) < 10:
+        raise ParseError(source, f"expected at least 10 fields, found {len(fields)}", n)
+    try:
+        sep = fields.index("-", 6)
+    except ValueError:
+        raise ParseError(source, "no ' - ' separator after the optional fields", n) from None
+    tail = fields[sep + 1:]
+    if len(tail) != 3:
+        raise ParseError(source, f"expected fstype, source and super options after ' - ', found {len(tail)} fields", n)
+    major, colon, minor = fields[2].partition(":")
+    if not colon:
+        raise ParseError(source, f"device {fields[2][:40]!r} is not major:minor", n)
+    return MountInfo(
+        mount_id=uint(fields[0], source, n, "mount id"),
+        parent_id=uint(fields[1], source, n, "parent id"),
+        major=uint(major, source, n, "major"),
+        minor=uint(minor, source, n, "minor"),
+        root=unescape_octal(fields[3]),
+        mount_point=unescape_octal(fields[4]),
+        mount_options=split_options(fields[5]),
+        optional_fields=tuple(fields[6:sep]),
+        fstype=tail[0],
+        source=unescape_octal(tail[1]),
+        super_options=split_options(tail[2]),
+        line=n,
+    )
+
+
+def parse_mountinfo(text: str, source: str) -> list[MountInfo]:
+    return [_parse_line(line.strip(" \t"), source, n) for n, line in lines(text) if line.strip(" \t")]

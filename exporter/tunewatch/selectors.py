@@ -1,0 +1,92 @@
+"""Object scope and applicability, both content.
+
+A selector is `{include: [clause...], exclude: [clause...]}`; an object is selected when
+any include clause matches (no include list: everything) and no exclude clause does. A
+clause matches when all its fields do. The profile's scope says which NICs and mounts are
+tuned; a check's own `objects` narrows that to what the kind can judge (vmxnet3 only, NICs
+with MSI IRQs...). An object must pass both.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import FactError, ParseError
+from .facts.context import Facts
+from .facts.interfaces import Interface
+from .fs import FS
+
+
+def _interface_clause(clause: dict, iface: Interface) -> bool:
+    checks = {
+        "name": lambda v: re.search(v, iface.name) is not None,
+        "driver": lambda v: iface.driver in v,
+        "master_driver": lambda v: iface.master_driver in v,
+        "has_master": lambda v: (iface.master is not None) == v,
+        "has_lower": lambda v: bool(iface.lowers) == v,
+        "has_irqs": lambda v: bool(iface.msi_irqs) == v,
+        "operstate": lambda v: iface.operstate in v,
+    }
+    return all(checks[k](v) for k, v in clause.items())
+
+
+def _mount_clause(clause: dict, mount) -> bool:
+    checks = {
+        "fstype": lambda v: mount.fstype in v,
+        "path": lambda v: re.search(v, mount.mount_point) is not None,
+        "source": lambda v: re.search(v, mount.source) is not None,
+    }
+    return all(checks[k](v) for k, v in clause.items())
+
+
+def _selected(selector: dict | None, obj, match) -> bool:
+    if not selector:
+        return True
+    include = selector.get("include")
+    if include is not None and not any(match(c, obj) for c in include):
+        return False
+    return not any(match(c, obj) for c in selector.get("exclude", []))
+
+
+def select_interfaces(facts: Facts, *selectors: dict | None) -> list[Interface]:
+    return [i for i in facts.interfaces.values()
+            if i.driver is not None and all(_selected(s, i, _interface_clause) for s in selectors)]
+
+
+def select_mounts(facts: Facts, *selectors: dict | None) -> list:
+    seen: dict[str, object] = {}
+    for m in facts.mountinfo:  # the last mount on a path is the visible one
+        if all(_selected(s, m, _mount_clause) for s in selectors):
+            seen[m.mount_point] = m
+    return list(seen.values())
+
+
+def _path_exists(fs: FS, pattern: str) -> bool:
+    directory, _, name = pattern.rpartition("/")
+    return bool(fs.glob(directory, name)) if any(c in name for c in "*?[") else fs.exists(pattern)
+
+
+def condition_holds(cond: dict, facts: Facts, scope: dict) -> bool:
+    """Evaluate an applicability condition; unreadable facts make a condition false."""
+    (key, value), = cond.items()
+    try:
+        if key == "any_of":
+            return any(condition_holds(c, facts, scope) for c in value)
+        if key == "all_of":
+            return all(condition_holds(c, facts, scope) for c in value)
+        if key == "not":
+            return not condition_holds(value, facts, scope)
+        if key == "platform":
+            return facts.host.platform in value
+        if key == "path_exists":
+            return _path_exists(facts.fs, value)
+        if key == "nfs_mounted":
+            mounts = select_mounts(facts, scope.get("mounts"), {"include": [{"fstype": ["nfs", "nfs4"]}]})
+            return bool(mounts) == value
+        if key == "sysctl_present":
+            return facts.sysctl_runtime(value) is not None
+        if key == "interfaces_in_scope":
+            return bool(select_interfaces(facts, scope.get("interfaces"))) == value
+    except (FactError, ParseError):
+        return False
+    raise ValueError(f"unknown condition {key!r}")  # the schema makes this unreachable

@@ -1,0 +1,113 @@
+import pytest
+
+from tunewatch.errors import ParseError
+from tunewatch.parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options
+from tunewatch.parsers.shellvars import parse_shell_assignments
+
+
+def test_suse_value_from_typographic_quotes():
+    value = parse_shell_assignments("ETHTOOL_OPTIONS=’-L eth0 combined 16’\n", "ifcfg-eth0")["ETHTOOL_OPTIONS"]
+    [cmd] = parse_ethtool_options(value, "eth0", "ifcfg-eth0")
+    assert cmd == EthtoolCommand("eth0", (("channels.combined", "16"),), 0)
+
+
+def test_rhel_several_commands_and_device_variable():
+    cmds = parse_ethtool_options("-K ${DEVICE} lro off gro on tso off; -G $DEVICE rx 4096 tx 4096 ;"
+                                 "-C ${DEVICE} rx-usec 25 adaptive-rx off", "eth1", "ifcfg-eth1")
+    assert [c.interface for c in cmds] == ["eth1", "eth1", "eth1"]
+    assert dict(cmds[0].settings) == {"features.large-receive-offload": "off",
+                                      "features.generic-receive-offload": "on",
+                                      "features.tcp-segmentation-offload": "off"}
+    assert dict(cmds[1].settings) == {"rings.rx": "4096", "rings.tx": "4096"}
+    assert dict(cmds[2].settings) == {"coalesce.rx-usecs": "25", "coalesce.adaptive-rx": "off"}
+
+
+@pytest.mark.parametrize("value, iface, settings", [
+    ("-L combined 8", "eth3", {"channels.combined": "8"}),
+    ("-K iface tso off", "eth3", {"features.tcp-segmentation-offload": "off"}),
+    ("-G eth4 rx-jumbo 1024 rx-mini 64", "eth4", {"rings.rx-jumbo": "1024", "rings.rx-mini": "64"}),
+    ("--set-channels eth3 rx 4 tx 4 other 1", "eth3", {"channels.rx": "4", "channels.tx": "4", "channels.other": "1"}),
+    ("--offload eth3 rx off tx off sg off rxvlan on txvlan on ntuple on rxhash on gso off", "eth3",
+     {"features.rx-checksumming": "off", "features.tx-checksumming": "off", "features.scatter-gather": "off",
+      "features.rx-vlan-offload": "on", "features.tx-vlan-offload": "on", "features.ntuple-filters": "on",
+      "features.receive-hashing": "on", "features.generic-segmentation-offload": "off"}),
+    ("--features eth3 rx-gro-hw off", "eth3", {"features.rx-gro-hw": "off"}),
+    ("--coalesce eth3 tx-usecs 8 adaptive-tx on", "eth3", {"coalesce.tx-usecs": "8", "coalesce.adaptive-tx": "on"}),
+])
+def test_single_option_forms(value, iface, settings):
+    [cmd] = parse_ethtool_options(value, "eth3", "f")
+    assert (cmd.interface, dict(cmd.settings)) == (iface, settings)
+
+
+@pytest.mark.parametrize("value", ["", "autoneg off speed 1000 duplex full", "-s eth0 speed 1000", "-A eth0 rx on",
+                                   "-K", "-L eth0", ";;"])
+def test_ignored(value):
+    assert parse_ethtool_options(value, "eth0", "f") == []
+
+
+def test_bad_quoting_in_value():
+    with pytest.raises(ParseError):
+        parse_ethtool_options("-K eth0 'lro off", "eth0", "ifcfg-eth0")
+
+
+SCRIPT = """\
+#!/bin/bash
+# ethtool -K eth0 lro on
+ethtool -G eth0 rx 4096 tx 4096 && /sbin/ethtool -K eth0 lro off || echo failed
+[Service]
+ExecStart=/usr/sbin/ethtool -G eth1 rx 512
+ExecStartPost=-/bin/sh -c "ethtool -K $IFACE gro off; /usr/sbin/ethtool -C ${DEVICE_IFACE} rx-usecs 50"
+if [ "$2" = up ]; then ./ethtool -L $1 combined 4 >/dev/null 2>&1; fi
+/usr/sbin/ethtool -G eth2 \\
+    rx 1024
+ethtool -s eth0 speed 1000 autoneg off
+ethtool "unbalanced -K eth0 lro off
+echo ethtool -K eth0 lro on
+ethtool --debug 1 -L %k combined 2
+ethtool -k eth0; ethtool -i eth0
+"""
+
+
+def test_find_in_script():
+    cmds = find_ethtool_commands(SCRIPT, "etc/NetworkManager/dispatcher.d/30-ethtool")
+    got = [(c.line, c.interface, dict(c.settings)) for c in cmds]
+    assert got == [
+        (3, "eth0", {"rings.rx": "4096", "rings.tx": "4096"}),
+        (3, "eth0", {"features.large-receive-offload": "off"}),
+        (5, "eth1", {"rings.rx": "512"}),
+        (6, "$IFACE", {"features.generic-receive-offload": "off"}),
+        (6, "${DEVICE_IFACE}", {"coalesce.rx-usecs": "50"}),
+        (7, "$1", {"channels.combined": "4"}),
+        (8, "eth2", {"rings.rx": "1024"}),
+        (13, "%k", {"channels.combined": "2"}),
+    ]
+
+
+def test_find_in_udev_run_value():
+    [cmd] = find_ethtool_commands("/sbin/ethtool -G $name rx 8192", "r")
+    assert (cmd.interface, cmd.settings, cmd.line) == ("$name", (("rings.rx", "8192"),), 1)
+
+
+def test_find_nothing():
+    assert find_ethtool_commands("", "x") == [] and find_ethtool_commands("#!/bin/sh\nexit 0\n", "x") == []
+
+
+@pytest.mark.parametrize("line", [
+    "ExecStart=/usr/bin/logger ethtool -K eth0 lro off",
+    "echo 'run: ethtool -K eth0 lro off'",
+    "logger -t x ethtool -G eth0 rx 1",
+    "sh -c 'echo hi' ethtool -K eth0 lro off",
+])
+def test_ethtool_as_an_argument_is_not_a_command(line):
+    assert find_ethtool_commands(line, "x") == []
+
+
+@pytest.mark.parametrize("line, iface", [
+    ("sudo /usr/sbin/ethtool -K eth0 lro off", "eth0"),
+    ("DEV=eth5 ethtool -K eth5 lro off", "eth5"),
+    ("ExecStart=/bin/bash -c '/sbin/ethtool -K eth6 lro off'", "eth6"),
+    ("then ethtool -K eth7 lro off # trailing comment", "eth7"),
+])
+def test_command_position(line, iface):
+    [cmd] = find_ethtool_commands(line, "x")
+    assert cmd.interface == iface and dict(cmd.settings) == {"features.large-receive-offload": "off"}
