@@ -15,23 +15,25 @@ from ..fs import FS
 from . import boot, cpus, ethtool, host, interfaces, irqs, mounts, processes, sysctl, tuned, vmware
 
 
+def _remember(table: dict, key, load: Callable):
+    """`load()` once per key; a FactError/ParseError is remembered and raised again."""
+    if key not in table:
+        try:
+            table[key] = (True, load())
+        except (FactError, ParseError) as e:
+            table[key] = (False, e)
+    ok, value = table[key]
+    if not ok:
+        raise value
+    return value
+
+
 def fact(method: Callable) -> property:
     """A cached property that also caches the error it raised."""
-    name = "_fact_" + method.__name__
 
     @functools.wraps(method)
     def getter(self):
-        cached = self.__dict__.get(name)
-        if cached is None:
-            try:
-                cached = (True, method(self))
-            except (FactError, ParseError) as e:
-                cached = (False, e)
-            self.__dict__[name] = cached
-        ok, value = cached
-        if not ok:
-            raise value
-        return value
+        return _remember(self._facts, method.__name__, lambda: method(self))
 
     return property(getter)
 
@@ -40,8 +42,9 @@ class Facts:
     def __init__(self, fs: FS, module_params: dict[str, str] | None = None):
         self.fs = fs
         self.module_params = module_params or {}
+        self._facts: dict[str, tuple[bool, object]] = {}
         self._ethtool: dict[str, tuple[bool, object]] = {}
-        self._affinity: dict[int, object] = {}
+        self._affinity: dict[int, tuple[bool, object]] = {}
 
     @fact
     def host(self):
@@ -106,26 +109,10 @@ class Facts:
         return boot.read_unit_state(self.fs, unit)
 
     def ethtool(self, ifname: str) -> dict:
-        if ifname not in self._ethtool:
-            try:
-                self._ethtool[ifname] = (True, ethtool.read_ethtool(self.fs, ifname))
-            except FactError as e:
-                self._ethtool[ifname] = (False, e)
-        ok, value = self._ethtool[ifname]
-        if not ok:
-            raise value
-        return value
+        return _remember(self._ethtool, ifname, lambda: ethtool.read_ethtool(self.fs, ifname))
 
     def affinity(self, irq: int):
-        if irq not in self._affinity:
-            try:
-                self._affinity[irq] = irqs.read_affinity(self.fs, irq)
-            except (FactError, ParseError) as e:
-                self._affinity[irq] = e
-        value = self._affinity[irq]
-        if isinstance(value, Exception):
-            raise value
-        return value
+        return _remember(self._affinity, irq, lambda: irqs.read_affinity(self.fs, irq))
 
     def read_ahead_kb(self, mount) -> int | None:
         return mounts.read_ahead_kb(self.fs, mount)
