@@ -33,7 +33,7 @@ UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/lib/systemd/system
 IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "etc/os-release", "usr/lib/os-release",
             "proc/stat", "sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
-            "proc/self/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile")
+            "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile")
 # (directory, glob) pairs copied file by file; directories are walked recursively when glob is None.
 CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), ("etc/modprobe.d", "*.conf"), ("usr/lib/modprobe.d", "*.conf"),
           ("etc/sysconfig/network", "ifcfg-*"), ("etc/sysconfig/network-scripts", "ifcfg-*"),
@@ -45,11 +45,11 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), ("etc/modprobe.d", "*.conf"), (
 
 class _Snapshot:
     def __init__(self, fs: FS, dest: str):
-        self.fs, self.dest, self.written, self.skipped = fs, dest, 0, 0
+        self.fs, self.dest, self.written = fs, dest, 0
         self.netmounts: list[str] = []
 
-    def warn(self, rel: str, why: str) -> None:
-        self.skipped += 1
+    @staticmethod
+    def warn(rel: str, why: str) -> None:
         print(f"tunewatch collect: skipped {rel}: {why}", file=sys.stderr)
 
     def forbidden(self, rel: str) -> bool:
@@ -64,11 +64,10 @@ class _Snapshot:
 
     def write(self, rel: str, data: bytes | str) -> None:
         path = self._target(rel)
-        if os.path.lexists(path):
-            return
-        with open(path, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        self.written += 1
+        if not os.path.lexists(path):  # first writer wins (a unit's content before its empty name)
+            with open(path, "wb") as f:
+                f.write(data.encode() if isinstance(data, str) else data)
+            self.written += 1
 
     def symlink(self, rel: str, target: str) -> None:
         path = self._target(rel)
@@ -81,9 +80,13 @@ class _Snapshot:
         if self.forbidden(rel):
             self.warn(rel, "under a network file system mount point")
             return False
-        try:
+        try:  # small reads: a procfs sysctl allocates a buffer of the size asked for
             with open(self.fs.path(rel), "rb") as f:
-                data = f.read(MAX_BYTES + 1)
+                chunks, size = [], 0
+                while size <= MAX_BYTES and (chunk := f.read(1 << 16)):
+                    chunks.append(chunk)
+                    size += len(chunk)
+            data = b"".join(chunks)
         except (FileNotFoundError, NotADirectoryError):
             return False
         except (OSError, TunewatchError) as e:
@@ -96,10 +99,8 @@ class _Snapshot:
         return True
 
     def listdir(self, rel: str) -> list[str]:
-        if self.forbidden(rel):
-            return []
         try:
-            return self.fs.listdir(rel)
+            return [] if self.forbidden(rel) else self.fs.listdir(rel)
         except TunewatchError as e:
             self.warn(rel, str(e))
             return []
@@ -116,13 +117,9 @@ class _Snapshot:
 def _sysctl_keys(content: Content) -> set[str]:
     keys: set[str] = set()
 
-    def walk(cond) -> None:
-        if isinstance(cond, dict):
-            for k, v in cond.items():
-                keys.add(v) if k == "sysctl_present" and isinstance(v, str) else walk(v)
-        elif isinstance(cond, list):
-            for c in cond:
-                walk(c)
+    def walk(cond) -> None:  # applicability: {sysctl_present: key} anywhere in any_of/all_of/not
+        for k, v in cond.items() if isinstance(cond, dict) else enumerate(cond if isinstance(cond, list) else []):
+            keys.add(v) if k == "sysctl_present" and isinstance(v, str) else walk(v)
 
     for check in content.checks.values():
         walk(check.applicability)
@@ -135,6 +132,16 @@ def _sysctl_keys(content: Content) -> set[str]:
     return keys
 
 
+def _link(s: _Snapshot, rel: str) -> None:
+    """A unit link as a link, but a dangling one as an empty file: a live FS.exists() is
+    lexists(), a snapshot's resolves the link in the root. Mask links (/dev/null) stay links."""
+    target = s.fs.readlink(rel)
+    if target is None or (target != "/dev/null" and s.fs.exists(rel) and not os.path.exists(s.fs.path(rel))):
+        s.write(rel, b"")
+    else:
+        s.symlink(rel, target)
+
+
 def _units(s: _Snapshot) -> None:
     fs = s.fs
     for d in UNIT_DIRS:
@@ -143,10 +150,9 @@ def _units(s: _Snapshot) -> None:
             link = fs.readlink(rel)
             if fs.is_dir(rel) and link is None:  # *.wants / *.requires: links as links
                 for unit in s.listdir(rel):
-                    target = fs.readlink(f"{rel}/{unit}")
-                    s.symlink(f"{rel}/{unit}", target) if target is not None else s.write(f"{rel}/{unit}", b"")
-            elif link is not None:
-                s.symlink(rel, link)
+                    _link(s, f"{rel}/{unit}")
+            elif link is not None and d.startswith(("etc/", "run/")):
+                _link(s, rel)
                 if d.startswith("etc/") and name.endswith(".service") and link != "/dev/null":
                     resolved = os.path.normpath(os.path.join("/" + d, link)).lstrip("/")
                     s.copy(rel, resolved)  # content of the unit it aliases
@@ -156,10 +162,7 @@ def _units(s: _Snapshot) -> None:
                 s.write(rel, b"")  # installed vendor unit: its name is enough
     copied = FS(s.dest)  # read units back from the snapshot: links resolve inside it
     for rel in copied.glob("etc/systemd/system", "*.service"):
-        try:
-            text = copied.read_text(rel) or ""
-        except TunewatchError:
-            continue
+        text = "" if copied.is_dir(rel) else copied.read_text(rel) or ""
         for m in boot._EXEC.finditer(text):  # the scripts boot_scripts() reads for enabled units
             if SCRIPT_DIRS.match(m.group(1)):
                 s.copy(m.group(1).lstrip("/"))
@@ -184,13 +187,11 @@ def _interface(s: _Snapshot, name: str) -> None:
     os.makedirs(os.path.join(s.dest, dev, "msi_irqs"), exist_ok=True)
     for irq in iface.msi_irqs:
         s.write(f"{dev}/msi_irqs/{irq}", b"msi\n")
-    if iface.driver:
+    if iface.driver:  # live: SIOCETHTOOL; a snapshot: its ethtool/<if>.json
         try:
-            data = ethtool.read_ethtool(s.fs, name)
+            s.write(f"ethtool/{name}.json", json.dumps(ethtool.read_ethtool(s.fs, name), indent=2) + "\n")
         except TunewatchError as e:
             s.warn(f"ethtool/{name}.json", str(e))
-        else:
-            s.write(f"ethtool/{name}.json", json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def collect(root: str, directory: str, content: Content) -> int:
@@ -199,10 +200,9 @@ def collect(root: str, directory: str, content: Content) -> int:
         raise ContentError(directory, "collect needs a new or empty directory; it will not write into this one")
     os.makedirs(directory, exist_ok=True)
     s = _Snapshot(FS(root), os.path.abspath(directory))
-    fs = s.fs
     for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
         try:
-            text = fs.read_text(rel)
+            text = s.fs.read_text(rel)
             if text is not None:
                 mounts = parse_mountinfo(text, rel)
                 s.netmounts = [m.mount_point for m in mounts if m.fstype.split(".")[0] in NETWORK_FS]
@@ -233,8 +233,9 @@ def collect(root: str, directory: str, content: Content) -> int:
             s.warn(key, str(e))
     for d, pattern in CONFIG:
         s.copy_dir(d, pattern)
-    for rel in s.fs.glob("etc/tuned", "*") + s.fs.glob("usr/lib/tuned", "*") + s.fs.glob("lib/tuned", "*"):
-        s.copy(f"{rel}/tuned.conf")
+    for d in ("etc/tuned", "usr/lib/tuned", "lib/tuned"):
+        for name in s.listdir(d):
+            s.copy(f"{d}/{name}/tuned.conf")
     _units(s)
     for name in s.listdir("sys/class/net"):
         try:

@@ -44,9 +44,12 @@ class PersistedEthtool:
 _EXEC = re.compile(r"^\s*Exec(?:Start|StartPre|StartPost)\s*=\s*[-@:+!]*(\S+)", re.M)
 
 
-def _script_text(fs: FS, path: str) -> str:
-    """Text of a script a unit runs, when it lives in the root (never under a mount point)."""
+def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
+    """Text of a script a unit runs, unless it lives on a network mount (a hung NFS
+    server must not hang the scan: /opt/sas on NFS is common on SAS Grid hosts)."""
     if not path.startswith("/") or not re.match(r"^/(usr|etc|opt|root|sbin|bin|lib)/", path):
+        return ""
+    if any(path == m or path.startswith(m.rstrip("/") + "/") for m in remote):
         return ""
     try:
         text = fs.read_text(path)
@@ -55,7 +58,8 @@ def _script_text(fs: FS, path: str) -> str:
     return text if text and len(text) < 1_000_000 else ""
 
 
-def boot_scripts(fs: FS) -> list[BootScript]:
+def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript]:
+    """`remote_mounts`: mount points of network file systems, never read below."""
     scripts: list[BootScript] = []
     for d in ("etc/NetworkManager/dispatcher.d", "etc/NetworkManager/dispatcher.d/pre-up.d"):
         for rel in fs.listdir(d):
@@ -67,7 +71,7 @@ def boot_scripts(fs: FS) -> list[BootScript]:
         if fs.is_dir(rel) or not read_unit_state(fs, unit).enabled:
             continue
         text = fs.read_text(rel) or ""
-        executed = "".join(_script_text(fs, m.group(1)) for m in _EXEC.finditer(text))
+        executed = "".join(_script_text(fs, m.group(1), remote_mounts) for m in _EXEC.finditer(text))
         scripts.append(BootScript(rel, "systemd", text + "\n" + executed))
     for d in ("etc/udev/rules.d", "usr/lib/udev/rules.d", "lib/udev/rules.d"):
         for rel in fs.glob(d, "*.rules"):

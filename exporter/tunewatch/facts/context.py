@@ -88,7 +88,11 @@ class Facts:
 
     @fact
     def boot_scripts(self):
-        return boot.boot_scripts(self.fs)
+        try:
+            remote = tuple(m.mount_point for m in self.mountinfo if m.fstype in mounts.NETWORK_FSTYPES)
+        except (FactError, ParseError):
+            remote = ("/",)  # mounts unknown: read no script a unit runs, only the unit files
+        return boot.boot_scripts(self.fs, remote)
 
     @fact
     def persisted_ethtool(self):

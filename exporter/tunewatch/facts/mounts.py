@@ -11,6 +11,10 @@ from ..parsers.fstab import FstabEntry, parse_fstab
 from ..parsers.mountinfo import MountInfo, parse_mountinfo
 
 
+NETWORK_FSTYPES = frozenset({"nfs", "nfs4", "cifs", "smb3", "ceph", "glusterfs", "fuse.glusterfs", "fuse.sshfs",
+                             "9p", "afs", "lustre", "gpfs"})
+
+
 def read_mountinfo(fs: FS) -> list[MountInfo]:
     text = fs.read_text("proc/self/mountinfo")
     if text is None:

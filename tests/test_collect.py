@@ -1,0 +1,201 @@
+"""`tunewatch collect`: a snapshot scans to the same verdicts as what it was collected from."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tunewatch import engine
+from tunewatch.collect import collect
+from tunewatch.content import Content
+from tunewatch.errors import TunewatchError
+from tunewatch.facts.context import Facts
+from tunewatch.fs import FS
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "snapshots", "examples")
+NAMES = sorted(n for n in os.listdir(EXAMPLES) if os.path.isdir(os.path.join(EXAMPLES, n)))
+PLATFORM_PROFILE = {"azure-m-rebooted": "azure-sap-hana", "azure-m-tuned": "azure-sap-hana",
+                    "bigip-ve-esxi": "bigip-ve-esxi", "sas-anf": "azure-sas-grid-anf",
+                    "vmware-vmxnet3-default": "vmware-sap-hana", "vmware-vmxnet3-tuned": "vmware-sap-hana"}
+
+
+@pytest.fixture(scope="module")
+def content() -> Content:
+    return Content()
+
+
+def verdicts(result: engine.ScanResult) -> list:
+    """Per-check status and per-object status/expected/actual/message; root and timing ignored."""
+    root = result.root
+    return [(r.check, r.status, [(o.object, o.status, o.expected, o.actual, o.message.replace(root, "<root>"))
+                                 for o in r.objects]) for r in result.results]
+
+
+def test_examples_have_a_platform_profile():
+    assert set(NAMES) == set(PLATFORM_PROFILE)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_collect_from_snapshot_scans_the_same(name, content, tmp_path):
+    src = os.path.join(EXAMPLES, name)
+    dst = str(tmp_path / "snap")
+    written = collect(src, dst, content)
+    assert written > 10
+    for profile_id in ("auto", PLATFORM_PROFILE[name]):
+        profile = content.resolve(profile_id)
+        original, copy = engine.scan(content, profile, src), engine.scan(content, profile, dst)
+        assert verdicts(copy) == verdicts(original), (name, profile_id)
+        assert copy.host == original.host
+        assert copy.nics == original.nics  # driver, version, firmware, bus survive the normalised sysfs
+        assert copy.cpu_node == original.cpu_node
+
+
+def test_collect_of_a_collect_is_stable(content, tmp_path):
+    first, second = str(tmp_path / "a"), str(tmp_path / "b")
+    n1 = collect(os.path.join(EXAMPLES, "azure-m-tuned"), first, content)
+    n2 = collect(first, second, content)
+    assert n1 == n2
+    profile = content.resolve("azure-sap-hana")
+    assert verdicts(engine.scan(content, profile, first)) == verdicts(engine.scan(content, profile, second))
+
+
+def test_collect_keeps_meaningful_symlinks(content, tmp_path):
+    dst = tmp_path / "snap"
+    collect(os.path.join(EXAMPLES, "azure-m-tuned"), str(dst), content)
+    assert os.readlink(dst / "sys/class/net/enP30832s1/master") == "../eth0"
+    assert os.path.islink(dst / "sys/class/net/eth0/lower_enP30832s1")
+    assert os.path.basename(os.readlink(dst / "sys/class/net/enP30832s1/device/driver")) == "mlx5_core"
+    assert (dst / "ethtool/enP30832s1.json").is_file()
+    wants = dst / "etc/systemd/system/multi-user.target.wants"
+    assert all(os.path.islink(wants / n) for n in os.listdir(wants))
+
+
+def test_refuses_a_non_empty_directory(content, tmp_path):
+    (tmp_path / "x").write_text("keep me")
+    with pytest.raises(TunewatchError, match="empty"):
+        collect(os.path.join(EXAMPLES, "sas-anf"), str(tmp_path), content)
+    assert (tmp_path / "x").read_text() == "keep me"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert collect(os.path.join(EXAMPLES, "sas-anf"), str(empty), content) > 0
+
+
+def test_cli_collect_then_scan(tmp_path):
+    src, dst = os.path.join(EXAMPLES, "sas-anf"), str(tmp_path / "snap")
+    run = subprocess.run([sys.executable, "-m", "tunewatch.cli", "collect", "--root", src, dst],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "wrote" in run.stdout
+    again = subprocess.run([sys.executable, "-m", "tunewatch.cli", "collect", "--root", src, dst],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 1 and "empty" in again.stderr
+
+
+def test_live_round_trip(content, tmp_path):
+    """collect("/") then scan --root: the same verdicts and the same parsed facts as a live scan."""
+    if not os.path.isdir("/proc/self") or not os.path.isdir("/sys/class/net"):
+        pytest.skip("no procfs/sysfs")
+    dst = str(tmp_path / "snap")
+    collect("/", dst, content)
+    for profile_id in ("auto", "azure-sap-hana", "azure-sas-grid-anf", "vmware-sap-hana"):
+        profile = content.resolve(profile_id)
+        live, copy = engine.scan(content, profile, "/"), engine.scan(content, profile, dst)
+        assert verdicts(copy) == verdicts(live), profile_id
+        assert copy.host == live.host and copy.nics == live.nics and copy.cpu_node == live.cpu_node
+    live, copy = Facts(FS("/")), Facts(FS(dst))
+    assert copy.interfaces == live.interfaces
+    for name, iface in live.interfaces.items():
+        if iface.driver:
+            try:
+                want = live.ethtool(name)
+            except TunewatchError:
+                continue
+            assert copy.ethtool(name) == want
+    assert copy.topology == live.topology
+    assert copy.mountinfo == live.mountinfo and copy.fstab == live.fstab
+    names = lambda i: {n: (q.name, q.chip) for n, q in i.irqs.items()}  # noqa: E731 - counts move on
+    assert names(copy.interrupts) == names(live.interrupts)
+    assert copy.sysctl_configured == live.sysctl_configured
+    assert copy.tuned == live.tuned
+    assert copy.boot_scripts == live.boot_scripts
+    units = {n for d in ("etc/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
+             for n in live.fs.listdir(d) if n.endswith(".service")} | {"irqbalance.service"}
+    for unit in sorted(units)[:300]:
+        assert copy.unit_state(unit) == live.unit_state(unit), unit
+
+
+NFS_UNIT = """[Unit]
+Description=pin NIC IRQs (script lives on NFS)
+[Service]
+Type=oneshot
+ExecStart=/opt/sas/bin/pin-irqs.sh eth0
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def test_collect_never_touches_nfs_mount_points(tmp_path):
+    """A hung NFS server must not hang collect: nothing under an NFS mount point is opened or listed.
+
+    The fake host mounts /sasdata (NFS) and enables a unit whose ExecStart lives there; under
+    the mount point sits a FIFO, so opening it would block forever, and an audit hook fails
+    the collect on any open/listdir of a path under a mount point.
+    """
+    root = tmp_path / "root"
+    shutil.copytree(os.path.join(EXAMPLES, "sas-anf"), root, symlinks=True)
+    (root / "etc/systemd/system/pin-irqs.service").write_text(NFS_UNIT)
+    os.symlink("/etc/systemd/system/pin-irqs.service", root / "etc/systemd/system/multi-user.target.wants/pin-irqs.service")
+    with open(root / "proc/self/mountinfo", "a") as f:
+        f.write("122 23 0:55 / /opt/sas rw,noatime,nodiratime shared:82 - nfs 10.0.2.4:/sasbin rw,vers=3,"
+                "rsize=65536,wsize=65536,acdirmin=0,hard,proto=tcp,nconnect=8,addr=10.0.2.4\n")
+    (root / "sys/class/bdi/0:55").mkdir()
+    (root / "sys/class/bdi/0:55/read_ahead_kb").write_text("128\n")
+    (root / "opt/sas/bin").mkdir(parents=True)
+    os.mkfifo(root / "opt/sas/bin/pin-irqs.sh")
+    assert not (root / "sasdata").exists()  # the other mount points are absent, /opt/sas is a trap
+    dst = tmp_path / "snap"
+    script = textwrap.dedent(f"""
+        import os, sys
+        MOUNTS = [{str(root / 'opt/sas')!r}, {str(root / 'sasdata')!r}, {str(root / 'sashome')!r}]
+        def hook(event, args):
+            if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes)):
+                path = os.fsdecode(args[0])
+                if any(path == m or path.startswith(m + "/") for m in MOUNTS):
+                    raise RuntimeError("touched a mount point: " + path)
+        sys.addaudithook(hook)
+        from tunewatch.collect import collect
+        from tunewatch.content import Content
+        print(collect({str(root)!r}, {str(dst)!r}, Content()))
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "opt/sas/bin/pin-irqs.sh" in run.stderr and "mount point" in run.stderr
+    assert (dst / "etc/systemd/system/pin-irqs.service").read_text() == NFS_UNIT
+    assert not (dst / "opt/sas").exists()
+    for bdi in ("0:52", "0:53", "0:54"):
+        assert (dst / f"sys/class/bdi/{bdi}/read_ahead_kb").read_text().strip() == "15380"
+    assert (dst / "sys/class/bdi/0:55/read_ahead_kb").read_text() == "128\n"
+    content = Content()
+    profile = content.resolve("azure-sas-grid-anf")
+    result = {r.check: r.status for r in engine.scan(content, profile, str(dst)).results}
+    assert result["nfs-readahead"] == "fail"  # /opt/sas at 128 KiB: the copy still judges it
+    assert result["nfs-mount-options"] == "pass"
+
+
+def test_dangling_and_mask_links_keep_their_unit_state(content, tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(os.path.join(EXAMPLES, "azure-m-tuned"), root, symlinks=True)
+    wants = root / "etc/systemd/system/multi-user.target.wants"
+    os.symlink("/usr/lib/systemd/system/gone.service", wants / "gone.service")  # dangling in a snapshot
+    os.symlink("/dev/null", root / "etc/systemd/system/irqbalance.service")
+    dst = str(tmp_path / "snap")
+    collect(str(root), dst, content)
+    before, after = Facts(FS(str(root))), Facts(FS(dst))
+    for unit in ("gone.service", "irqbalance.service", "sshd.service", "mlnx-irq-affinity.service"):
+        assert after.unit_state(unit) == before.unit_state(unit), unit
+    assert after.unit_state("irqbalance.service").masked
