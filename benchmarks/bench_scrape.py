@@ -199,7 +199,7 @@ def load_generator():
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--synthetic", action="store_true", help="synthetic ScanResult instead of gen_big_host")
-    parser.add_argument("--profile", default="azure-sap-hana")
+    parser.add_argument("--profile", help="default: gen_big_host.PROFILE")
     parser.add_argument("--threads", type=int, default=20)
     parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -226,6 +226,7 @@ def main() -> int:
             built = gen.build(str(work / "host"))
             root = str(built) if isinstance(built, (str, os.PathLike)) else str(work / "host")
             print(f"built big host tree in {time.perf_counter() - t0:.2f}s: {root}")
+            args.profile = args.profile or getattr(gen, "PROFILE", "auto")
             extra += [f"--root={root}", f"--profile={args.profile}"]
             source = f"benchmarks/gen_big_host.py tree, profile {args.profile}"
 

@@ -1,16 +1,31 @@
 """Every dashboard query against a real Prometheus that scrapes real tunewatch exporters.
 
-Layer 1 (runs now): two in-process `tunewatch serve` exporters (tunewatch.serve.start_exporter
-with the real metrics renderer) serving synthetic scans from tests/support/scanresults:
-a big compliant Azure HANA host and a VMware host with failing and runtime-only settings.
-A real Prometheus (tests/support/prom.py) scrapes both every second and loads rules/*.rules.yml;
-then every panel target and every variable query must return data.
+Layer 1: two in-process exporters (tunewatch.serve.start_exporter with the real metrics
+renderer) serving synthetic scans from tests/support/scanresults: a big compliant Azure HANA
+host and a VMware host with failing and runtime-only settings. A real Prometheus
+(tests/support/prom.py) scrapes both every second and loads rules/*.rules.yml; then every
+panel target and every variable query must return data.
 
-Layer 2 (skipped until the CLI exists): the same against `tunewatch serve --root
-tests/snapshots/examples/<name>` for every example snapshot (see test_dashboards_e2e_cli).
+Layer 2 (`cli_fleet`): real `tunewatch serve` subprocesses on the example snapshots
+(tests/snapshots/examples, each with its README profile), bigip-ve-esxi published through
+`tunewatch scan --format prometheus` + node_exporter's textfile collector instead, and one
+more host whose root is switched, while served, from azure-m-tuned to azure-m-rebooted
+booted "now" with a new mlx5 driver on enP30832s1 (tests/support/snapshots.SwitchableRoot).
+Prometheus loads the unmodified rules/*.rules.yml. Then, with Grafana's variable rules
+(tests/support/grafana.py):
 
-Annotation queries (reboot / driver change) only return data after a boot-time or driver
-change: tests/rules/test_alertmanager_e2e.py covers them with the snapshot swap.
+* fleet dashboard: every panel target, variable and annotation returns data, with
+  `instance`/`profile` set to All (their allValue) and to the explicit list of every value
+  label_values() offers (Grafana's escaped `(a|b|...)` form);
+* host dashboard: for each instance label_values() offers (profile All), every query
+  returns data where the host has what the panel shows (HOST_SCOPE: NIC panels on hosts
+  with NICs, VMXNET3 panels on the vmware-* hosts, NFS/sysctl panels on sas-anf, the
+  reboot / driver-change annotations on the switched host), and never returns series of
+  another instance;
+* the variables offer exactly the fleet's instances and profiles.
+
+The reboot and driver-change annotations are also checked in tests/rules/test_alertmanager_e2e.py,
+next to the alerts those changes raise.
 """
 
 from __future__ import annotations
@@ -127,11 +142,172 @@ def test_query_returns_data(live_prometheus, where, expr):
     assert result, f"{where}: no data for {promql!r}"
 
 
-def test_dashboards_e2e_cli():
-    """Layer 2, for when `tunewatch serve` exists: scrape serve on every example snapshot
-    (tests/snapshots/examples/*, each with its profile from the examples README) as separate
-    targets, plus the textfile of one of them through node_exporter, and require every panel
-    query to return data over the union of targets; with the `instance` variable set to each
-    target, require the per-host panels that apply to its platform to return data
-    (NIC/IRQ panels for azure-m-*, vmxnet3 panels for vmware-*, NFS panels for sas-anf)."""
-    pytest.skip("waits for `tunewatch serve` in tunewatch.cli (see tests/exporter/test_e2e.py need_cli)")
+# --- layer 2: `tunewatch serve` on the example snapshots ----------------------------------
+
+from support import grafana  # noqa: E402
+from support.snapshots import EXAMPLE_PROFILES, SwitchableRoot, example, set_boot_time, set_nic_driver  # noqa: E402
+
+SWITCHED = "switched"  # azure-m-tuned, then azure-m-rebooted booted now with a new mlx5 driver
+NEW_MLX5 = {"version": "5.8-3.0.7", "firmware": "16.35.3006 (MSF0010110035)"}
+SERVED = ["azure-m-tuned", "azure-m-rebooted", "vmware-vmxnet3-default", "vmware-vmxnet3-tuned", "sas-anf"]
+TEXTFILE = "bigip-ve-esxi"  # through node_exporter's textfile collector (job "node")
+FLEET = [*SERVED, TEXTFILE, SWITCHED]
+
+NIC_HOSTS = {"azure-m-tuned", "azure-m-rebooted", "vmware-vmxnet3-default", "vmware-vmxnet3-tuned", "sas-anf",
+             SWITCHED}  # bigip-ve-esxi: TMM owns the data NICs, Linux sees no NIC
+VMXNET3_HOSTS = {"vmware-vmxnet3-default", "vmware-vmxnet3-tuned"}
+NFS_HOSTS = {"sas-anf"}
+
+# Host dashboard: the hosts on which a panel / annotation must return data (default: every
+# host). Elsewhere it may be empty because the host has nothing of the kind.
+HOST_SCOPE: dict[str, set[str]] = {
+    "NIC drivers": NIC_HOSTS,
+    "Queues vs limit": NIC_HOSTS,
+    "Data IRQs per NUMA node": NIC_HOSTS,
+    "IRQ-to-CPU placement": NIC_HOSTS,
+    "IRQ placement over time": NIC_HOSTS,
+    "Settings: observed vs expected": VMXNET3_HOSTS,
+    "rx-usecs and rings over time": VMXNET3_HOSTS,
+    "NFS mount options": NFS_HOSTS,
+    "NFS read-ahead (KiB)": NFS_HOSTS,
+    "sunrpc slot tables and nconnect": NFS_HOSTS,
+    "Dirty page settings": NFS_HOSTS,
+    "sysctl drift": NFS_HOSTS,
+    # only a host whose boot time / NIC driver changed while Prometheus watched has one
+    "annotation:Reboots": {SWITCHED},
+    "annotation:NIC driver/firmware changes": {SWITCHED},
+}
+
+# Queries allowed to return no data at all in this fleet, with the reason. Empty: the fleet
+# covers every panel (the switched host provides the reboot, driver change and reversion
+# alerts). Add an entry only with a reason that no snapshot can provide the data.
+NO_DATA_ALLOWED: dict[str, str] = {}
+
+FLEET_DASHBOARD = grafana.Dashboard.load(REPO / "dashboards" / "tunewatch-fleet.json")
+HOST_DASHBOARD = grafana.Dashboard.load(REPO / "dashboards" / "tunewatch-host.json")
+
+
+class CliFleet:
+    def __init__(self, prom, instances: dict[str, str]) -> None:
+        self.prom = prom
+        self.instances = instances  # instance label -> fleet name
+
+    def variables(self, dashboard: grafana.Dashboard, instance: str | list[str], profile: str | list[str]):
+        variables = dashboard.variables()
+        return {"instance": grafana.interpolate_value(variables["instance"], instance),
+                "profile": grafana.interpolate_value(variables["profile"], profile),
+                "datasource": "prometheus"}
+
+
+@pytest.fixture(scope="module")
+def cli_fleet(tmp_path_factory):
+    import math
+    import subprocess
+    import time as _time
+
+    from support.prom import require_binary, start_node_exporter, start_prometheus, static_job
+    from support.snapshots import start_serves, wait_for
+    require_binary("prometheus")
+    require_binary("node_exporter")
+    base = tmp_path_factory.mktemp("cli-fleet")
+    for name in (*SERVED, TEXTFILE):
+        example(name)
+
+    switched = SwitchableRoot(base / "switched")
+    switched.add("before", "azure-m-tuned")
+    after = switched.add("after", "azure-m-rebooted")
+    set_nic_driver(after, "enP30832s1", **NEW_MLX5)
+    switched.switch("before")
+
+    textfile_dir = base / "textfile"
+    textfile_dir.mkdir()
+    done = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", str(example(TEXTFILE)),
+                           "--profile", EXAMPLE_PROFILES[TEXTFILE], "--format", "prometheus",
+                           "--output", str(textfile_dir / "tunewatch.prom")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode in (0, 2), done.stderr
+
+    specs = [(name, example(name), EXAMPLE_PROFILES[name]) for name in SERVED]
+    specs.append((SWITCHED, switched.link, "azure-sap-hana"))
+    # One scan at start-up is all a static snapshot needs; the switched host is rescanned on
+    # request (POST /-/rescan) right after the switch, so no scan can straddle it.
+    with start_serves(base / "serve", specs, interval="1h") as served, \
+            start_node_exporter(base / "node", textfile_dir) as node:
+        by_name = {s.name: s for s in served}
+        instances = {s.address: s.name for s in served}
+        instances[node.address] = TEXTFILE
+        jobs = [static_job("tunewatch", *(s.address for s in served)), static_job("node", node.address)]
+        with start_prometheus(base / "prom", jobs, rule_files=RULE_FILES) as prom:
+            def wait(expr, predicate=bool, timeout=20.0):
+                return wait_for(lambda: predicate(prom.query(expr)), timeout, f"waiting for {expr}", prom,
+                                served=served)
+            prom.wait_for_targets_up(timeout=20)
+            wait("tunewatch_host_info", lambda r: len(r) == len(FLEET))
+            target = by_name[SWITCHED].address
+            # a pass history of the switched host before the change
+            wait(f'instance_check:tunewatch_check_pass:timestamp{{instance="{target}",check="nic-queue-count"}}')
+
+            # the change: booted just now (after the last scrape of the tuned results), new driver
+            btime = math.ceil(_time.time()) + 3
+            set_boot_time(after, btime)
+            switched.switch("after")
+            by_name[SWITCHED].rescan()
+            wait(f'tunewatch_boot_time_seconds{{instance="{target}"}} == {btime}')
+            # the unmodified rules see both reversions (pending: `for` is minutes)
+            for alert in ("TuningRevertedAfterReboot", "TuningRevertedAfterDriverUpdate"):
+                wait(f'ALERTS{{alertname="{alert}",instance="{target}",check="nic-queue-count"}}')
+            for record in ("instance:tunewatch_compliance:ratio", "instance:tunewatch_checks_failing:count"):
+                wait(record, lambda r: len(r) == len(FLEET))
+            for record in ("profile_check:tunewatch_compliance:ratio", "profile:tunewatch_compliance:ratio",
+                           "severity:tunewatch_checks_failing:count", "check:tunewatch_compliance:ratio"):
+                wait(record)
+            yield CliFleet(prom, instances)
+
+
+def _ids(queries):
+    return [q.id for q in queries]
+
+
+FLEET_QUERIES = FLEET_DASHBOARD.queries()
+HOST_QUERIES = HOST_DASHBOARD.queries()
+
+
+def test_cli_fleet_variables_offer_every_host_and_profile(cli_fleet):
+    for dashboard in (FLEET_DASHBOARD, HOST_DASHBOARD):
+        variables = {q.title: q for q in dashboard.queries() if q.kind == "variable"}
+        _, instances = grafana.run(cli_fleet.prom, variables["instance"], {}, dashboard.range_seconds)
+        assert sorted(r["value"] for r in instances) == sorted(cli_fleet.instances), dashboard.name
+        _, profiles = grafana.run(cli_fleet.prom, variables["profile"], {}, dashboard.range_seconds)
+        assert sorted(r["value"] for r in profiles) == sorted(set(EXAMPLE_PROFILES.values())), dashboard.name
+
+
+@pytest.mark.parametrize("query", FLEET_QUERIES, ids=[f"cli/{i}" for i in _ids(FLEET_QUERIES)])
+def test_cli_fleet_dashboard_query_returns_data(cli_fleet, query):
+    if query.id in NO_DATA_ALLOWED:
+        pytest.skip(NO_DATA_ALLOWED[query.id])
+    every_instance = sorted(cli_fleet.instances)
+    every_profile = sorted(set(EXAMPLE_PROFILES.values()))
+    for selection, instance, profile in (("All", "$__all", "$__all"),
+                                         ("every value", every_instance, every_profile)):
+        variables = cli_fleet.variables(FLEET_DASHBOARD, instance, profile)
+        promql, result = grafana.run(cli_fleet.prom, query, variables, FLEET_DASHBOARD.range_seconds)
+        assert result, f"{query.id} ({selection} selected): no data for {promql!r}"
+
+
+@pytest.mark.parametrize("query", HOST_QUERIES, ids=[f"cli/{i}" for i in _ids(HOST_QUERIES)])
+def test_cli_host_dashboard_query_per_host(cli_fleet, query):
+    if query.id in NO_DATA_ALLOWED:
+        pytest.skip(NO_DATA_ALLOWED[query.id])
+    scope_key = f"annotation:{query.title}" if query.kind == "annotation" else query.title
+    scope = HOST_SCOPE.get(scope_key, set(FLEET))
+    missing, leaked = [], []
+    for instance, name in sorted(cli_fleet.instances.items(), key=lambda kv: kv[1]):
+        variables = cli_fleet.variables(HOST_DASHBOARD, instance, "$__all")
+        promql, result = grafana.run(cli_fleet.prom, query, variables, HOST_DASHBOARD.range_seconds)
+        if name in scope and not result:
+            missing.append(f"{name} ({instance}): {promql}")
+        if query.kind != "variable":
+            leaked += [f"{name}: {r['metric']}" for r in result
+                       if r["metric"].get("instance", instance) != instance]
+    assert not missing, f"{query.id}: no data on\n" + "\n".join(missing)
+    assert not leaked, f"{query.id}: series of other instances\n" + "\n".join(leaked)

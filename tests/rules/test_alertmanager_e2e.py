@@ -1,17 +1,35 @@
-"""End to end: tunewatch exporter → real Prometheus with rules/ → real Alertmanager → webhook.
+"""End to end: tunewatch exporter -> real Prometheus with rules/ -> real Alertmanager -> webhook.
 
 A tunewatch exporter serves a tuned host; its scan is then swapped for the same host after a
-reboot that undid the tuning (new boot time, nic-irq-affinity failing). Prometheus, loading
-the real rules (only `for` durations shortened so the test takes seconds), must send
+reboot that undid the tuning (new boot time, checks failing). Prometheus, loading the real
+rules (only `for` durations shortened so the test takes seconds), must send
 TuningRevertedAfterReboot to a real Alertmanager (clustering off) that delivers it to a
 webhook receiver on 127.0.0.1, and must not send TuningRevertedAfterDriverUpdate (the NIC
-driver did not change).
+driver did not change). The driver-update variant changes the NIC driver without a reboot
+and expects the opposite.
 
-Layer 1 (runs now): in-process exporter (tunewatch.serve.start_exporter + the real renderer)
-with synthetic scans from tests/support/scanresults.
-Layer 2 (skipped until the CLI exists): `tunewatch serve --root DIR` where DIR is a copy of
-tests/snapshots/examples/azure-m-tuned that is replaced by azure-m-rebooted (see
-test_reboot_alert_from_snapshot_swap).
+Layer 1: in-process exporter (tunewatch.serve.start_exporter + the real renderer) with
+synthetic scans from tests/support/scanresults.
+
+Layer 2: the real CLI, `tunewatch serve --root <tmp>/current --profile azure-sap-hana`, where
+`current` is a symlink (tests/support/snapshots.SwitchableRoot) switched from a copy of
+tests/snapshots/examples/azure-m-tuned to
+* a copy of azure-m-rebooted whose proc/stat btime is rewritten to "now" (the next whole
+  second + 3 s, so that it lies after the last scrape of the tuned results, as after a real
+  reboot; the snapshot's own btime is weeks old and the rule only counts a pass in the 2h
+  before the boot) -> TuningRevertedAfterReboot, or
+* a copy of azure-m-tuned whose ethtool/enP30832s1.json reports a new mlx5 driver version
+  and firmware and 32 combined queues again (boot time unchanged) ->
+  TuningRevertedAfterDriverUpdate.
+The exporter scans once at start-up and then only on `POST /-/rescan` (`--scan.interval
+1h`), sent right after the switch: with a 1 s interval a scan could straddle the switch and
+read half of each tree (e.g. the new boot time with the old passing checks).
+The dashboards' reboot / driver-change annotation queries are run here too, on the instance
+that changed.
+
+What the temp copy of the rules changes (fast_rules): every `for:` becomes `1s`. Nothing
+else: the expressions, including their [12h] windows and the 2h (-7200) bound, are the
+real ones; they need no shortening because the test's whole history lies inside them.
 """
 
 from __future__ import annotations
@@ -148,13 +166,186 @@ def test_reverted_after_reboot_reaches_webhook(tmp_path):
         exporter.stop()
 
 
-def test_reboot_alert_from_snapshot_swap():
-    """Layer 2, for when `tunewatch serve` exists: copy tests/snapshots/examples/azure-m-tuned
-    to DIR, run `tunewatch serve --root DIR --profile azure-sap-hana --scan.interval 1s`, let
-    Prometheus (rules with shortened `for`) record a pass history, then atomically replace DIR
-    with azure-m-rebooted (btime 1717570245 instead of 1714032117: the snapshot's boot time
-    lies in the past, so the test must rewrite `proc/stat` btime of the rebooted copy to "now
-    + 3 s", or the rule's "last pass in the 2h before boot" cannot hold). Expect
-    TuningRevertedAfterReboot for irqbalance-disabled, nic-queue-count and nic-irq-affinity
-    at the webhook, and no TuningRevertedAfterDriverUpdate (same mlx5 driver/firmware)."""
-    pytest.skip("waits for `tunewatch serve` in tunewatch.cli")
+# --- layer 2: `tunewatch serve` on a switched snapshot -------------------------------------
+
+import contextlib  # noqa: E402
+import math  # noqa: E402
+
+from support.snapshots import (SwitchableRoot, example, set_boot_time, set_nic_driver,  # noqa: E402
+                               start_serves, state_report, wait_for)
+
+DASHBOARD_FILES = [REPO / "dashboards" / "tunewatch-fleet.json", REPO / "dashboards" / "tunewatch-host.json"]
+RUNBOOK = "https://github.com/tunewatch/tunewatch/blob/main/docs/runbook.md"
+# azure-m-rebooted per its README; all passed on azure-m-tuned
+REBOOT_REVERTED = {"irqbalance-disabled", "irqbalance-disabled-persistent", "nic-queue-count", "nic-irq-affinity",
+                   "nic-irq-affinity-persistent", "nic-settings-persistent"}
+NEW_MLX5 = {"version": "5.8-3.0.7", "firmware": "16.35.3006 (MSF0010110035)"}
+
+
+@contextlib.contextmanager
+def snapshot_pipeline(tmp_path: Path, after_example: str):
+    """serve on <tmp>/snap/current (-> copy of azure-m-tuned; "after" = copy of
+    `after_example`, to be edited and switched to by the test) -> Prometheus (fast rules)
+    -> Alertmanager -> webhook. Yields (serve, switched root, prom, am, hook)."""
+    from support.prom import require_binary, start_alertmanager, start_prometheus, static_job
+    require_binary("prometheus")
+    require_binary("alertmanager")
+    example("azure-m-tuned")
+    switched = SwitchableRoot(tmp_path / "snap")
+    switched.add("before", "azure-m-tuned")
+    switched.add("after", after_example)
+    switched.switch("before")
+    with Webhook() as hook, \
+            start_serves(tmp_path / "serve", [("hanadb01", switched.link, "azure-sap-hana")], interval="1h") as served:
+        (serve,) = served
+        am_config = {"route": {"receiver": "hook", "group_by": ["alertname", "instance", "check"],
+                               "group_wait": "0s", "group_interval": "1s", "repeat_interval": "1h"},
+                     "receivers": [{"name": "hook", "webhook_configs": [{"url": hook.url, "send_resolved": True}]}]}
+        with start_alertmanager(tmp_path / "am", am_config) as am, \
+                start_prometheus(tmp_path / "prom", [static_job("tunewatch", serve.address)],
+                                 rule_files=fast_rules(tmp_path), alertmanagers=[am.address]) as prom:
+            prom.wait_for_targets_up("tunewatch", timeout=20)
+            yield serve, switched, prom, am, hook
+
+
+def received(hook: Webhook) -> str:
+    got = [(a["labels"].get("alertname"), a["labels"].get("check")) for n in hook.received for a in n["alerts"]]
+    return f"webhook got {got}"
+
+
+def wait_pass_history(prom, am, serve, checks) -> None:
+    for check in sorted(checks):
+        wait_for(lambda: prom.query(f'instance_check:tunewatch_check_pass:timestamp{{instance="{serve.address}",'
+                                    f'check="{check}"}}'), 20, f"no pass history of {check}", prom, am, [serve])
+
+
+def failing_checks(prom, instance: str) -> dict[str, str]:
+    """check -> its severity label, for the checks failing now."""
+    rows = prom.query(f'tunewatch_check_status{{instance="{instance}",status="fail"}} == 1')
+    return {r["metric"]["check"]: r["metric"]["severity"] for r in rows}
+
+
+def failing_objects(prom, instance: str, check: str) -> set[str]:
+    rows = prom.query(f'tunewatch_object_status{{instance="{instance}",check="{check}",status="fail"}} == 1')
+    return {r["metric"]["object"] for r in rows}
+
+
+def annotation_results(prom, instance: str) -> dict[str, list[dict]]:
+    """Each dashboard's annotation queries with $instance = `instance` -> their data."""
+    from support import grafana
+    out = {}
+    for path in DASHBOARD_FILES:
+        dashboard = grafana.Dashboard.load(path)
+        variables = {"instance": grafana.interpolate_value(dashboard.variables()["instance"], instance)}
+        for query in dashboard.queries():
+            if query.kind == "annotation":
+                out[query.id] = grafana.run(prom, query, variables, dashboard.range_seconds)[1]
+    return out
+
+
+def check_notification(alert: dict, name: str, instance: str, severities: dict[str, str], objects: set[str],
+                       summary: str) -> None:
+    labels, annotations = alert["labels"], alert["annotations"]
+    check = labels["check"]
+    assert labels["alertname"] == name
+    assert labels["instance"] == instance and labels["job"] == "tunewatch"
+    assert labels["profile"] == "azure-sap-hana"
+    assert labels["check_severity"] == severities[check]
+    assert labels["severity"] == ("critical" if severities[check] == "high" else "warning"), labels
+    assert annotations["summary"] == summary.format(check=check, instance=instance)
+    description = annotations["description"]
+    assert f"Check {check} (severity {severities[check]}, profile azure-sap-hana)" in description, description
+    assert "(host hanadb01)" in description, description
+    assert objects and any(f"{o} (expected " in description for o in objects), (objects, description)
+    assert annotations["runbook_url"] == f"{RUNBOOK}#{name.lower()}"
+
+
+def test_reboot_alert_from_snapshot_swap(tmp_path):
+    with snapshot_pipeline(tmp_path, "azure-m-rebooted") as (serve, switched, prom, am, hook):
+        wait_pass_history(prom, am, serve, REBOOT_REVERTED)
+        assert failing_checks(prom, serve.address) == {}  # azure-m-tuned: fully compliant
+        assert not hook.received, hook.received
+
+        # the reboot: boot time after the last scrape of the tuned state
+        btime = math.ceil(time.time()) + 3
+        set_boot_time(switched.directory / "after", btime)
+        switched.switch("after")
+        serve.rescan()
+        wait_for(lambda: prom.query(f"tunewatch_boot_time_seconds == {btime}"), 20, "new boot time not scraped",
+                 prom, am, [serve])
+        severities = failing_checks(prom, serve.address)
+        assert set(severities) == REBOOT_REVERTED, severities
+
+        wait_for(lambda: {a["labels"]["check"] for a in hook.alerts("TuningRevertedAfterReboot")} >= REBOOT_REVERTED,
+                 30, received(hook), prom, am, [serve])
+        alerts = hook.alerts("TuningRevertedAfterReboot")
+        assert {a["labels"]["check"] for a in alerts} == REBOOT_REVERTED
+        for alert in alerts:
+            check_notification(alert, "TuningRevertedAfterReboot", serve.address, severities,
+                               failing_objects(prom, serve.address, alert["labels"]["check"]),
+                               "{check} reverted after a reboot of {instance}")
+        by_check = {a["labels"]["check"]: a for a in alerts}
+        assert "booted " in by_check["nic-irq-affinity"]["annotations"]["description"]
+        assert "irqbalance (expected not running, actual running" in \
+            by_check["irqbalance-disabled"]["annotations"]["description"]
+        assert "enP30832s1 (expected " in by_check["nic-queue-count"]["annotations"]["description"]
+
+        # dashboards: the reboot annotation shows it, the driver-change one does not
+        annotations = annotation_results(prom, serve.address)
+        for query_id, result in annotations.items():
+            if query_id.endswith("annotation:Reboots"):
+                assert result and {r["metric"]["instance"] for r in result} == {serve.address}, (query_id, result)
+            else:
+                assert result == [], (query_id, result)
+
+        # same driver and firmware before and after: no driver-update alert (a few more evaluations)
+        time.sleep(3)
+        assert prom.query("instance_interface:tunewatch_nic_driver_change:timestamp") == []
+        assert not hook.alerts("TuningRevertedAfterDriverUpdate")
+        assert not [a for a in prom.alerts() if a["labels"]["alertname"] == "TuningRevertedAfterDriverUpdate"], \
+            state_report(prom, am, [serve])
+
+
+def test_driver_update_alert_from_snapshot_swap(tmp_path):
+    with snapshot_pipeline(tmp_path, "azure-m-tuned") as (serve, switched, prom, am, hook):
+        # the driver reload: new mlx5 version and firmware on enP30832s1, queues back at the
+        # driver default of 32; no reboot (boot time unchanged)
+        set_nic_driver(switched.directory / "after", "enP30832s1", combined=32, **NEW_MLX5)
+        wait_pass_history(prom, am, serve, {"nic-queue-count"})
+        assert failing_checks(prom, serve.address) == {}
+        boot_before = prom.query_value("tunewatch_boot_time_seconds")
+
+        switched.switch("after")
+        serve.rescan()
+        new_nic = f'tunewatch_nic_info{{interface="enP30832s1",version="{NEW_MLX5["version"]}"}}'
+        wait_for(lambda: prom.query(new_nic), 20, "new driver not scraped", prom, am, [serve])
+        severities = failing_checks(prom, serve.address)
+        assert severities == {"nic-queue-count": "high"}
+
+        wait_for(lambda: hook.alerts("TuningRevertedAfterDriverUpdate"), 30, received(hook), prom, am, [serve])
+        alerts = hook.alerts("TuningRevertedAfterDriverUpdate")
+        assert [a["labels"]["check"] for a in alerts] == ["nic-queue-count"]
+        (alert,) = alerts
+        check_notification(alert, "TuningRevertedAfterDriverUpdate", serve.address, severities, {"enP30832s1"},
+                           "{check} reverted after a NIC driver update on {instance}")
+        description = alert["annotations"]["description"]
+        assert (f"enP30832s1: driver mlx5_core {NEW_MLX5['version']}, firmware {NEW_MLX5['firmware']}"
+                in description), description
+        assert "enP30833s2" not in description  # the other VF did not change
+        assert "enP30832s1 (expected <= 16, actual 32)" in description, description
+
+        # dashboards: the driver-change annotation shows enP30832s1, the reboot one nothing
+        annotations = annotation_results(prom, serve.address)
+        for query_id, result in annotations.items():
+            if query_id.endswith("annotation:NIC driver/firmware changes"):
+                assert {(r["metric"]["interface"], r["metric"]["version"]) for r in result} == \
+                    {("enP30832s1", NEW_MLX5["version"])}, (query_id, result)
+            else:
+                assert result == [], (query_id, result)
+
+        # no reboot: boot time unchanged, no reboot alert
+        time.sleep(3)
+        assert prom.query_value("tunewatch_boot_time_seconds") == boot_before
+        assert not hook.alerts("TuningRevertedAfterReboot")
+        assert not [a for a in prom.alerts() if a["labels"]["alertname"] == "TuningRevertedAfterReboot"], \
+            state_report(prom, am, [serve])
