@@ -105,9 +105,6 @@ def test_usage_and_content_errors_exit_1(capsys, tmp_path: Path) -> None:
     assert rc == 1 and "not a directory" in err
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py main(): argparse reports usage errors with SystemExit(2), the exit "
-                                       "code SPEC section 4 reserves for 'a check fails or errors'; usage errors "
-                                       "must exit 1")
 def test_argparse_usage_error_exits_1() -> None:
     p = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--format", "yaml"], capture_output=True,
                        text=True, timeout=60)

@@ -216,7 +216,10 @@ COMMANDS = {"scan": cmd_scan, "serve": cmd_serve, "collect": cmd_collect, "check
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # argparse: usage errors are 1 here, 2 means "a check fails"
+        return 1 if e.code else 0
     try:
         return COMMANDS[args.command](args)
     except TunewatchError as e:

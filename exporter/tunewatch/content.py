@@ -215,7 +215,8 @@ class Content:
                 merged[key] = copy.deepcopy(value)
                 origin[key] = (doc, f"/vars/{check.id}/{key}")
         schema = kinds.KINDS[check.kind].VARS_SCHEMA
-        errors = list(jsonschema.Draft202012Validator(schema).iter_errors(merged))
+        errors = list(jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+                      .iter_errors(merged))
         if errors:
             err = jsonschema.exceptions.best_match(errors)
             path = list(err.absolute_path)

@@ -121,6 +121,25 @@ class FS:
         target = self.readlink(rel)
         return None if target is None else os.path.basename(target.rstrip("/"))
 
+    def resolves(self, rel: str) -> bool:
+        """The path, with every link followed, exists (a dangling link does not)."""
+        return os.path.exists(self.path(rel))
+
+    def is_executable(self, rel: str) -> bool:
+        try:
+            return bool(os.stat(self.path(rel)).st_mode & 0o111)
+        except OSError:
+            return False
+
+    def config_files(self, dirs: tuple[str, ...], pattern: str) -> list[str]:
+        """systemd/udev/modprobe drop-in semantics: files merged by name (the first
+        directory wins), in lexical order of names; a link to /dev/null masks the name."""
+        chosen: dict[str, str] = {}
+        for d in dirs:
+            for rel in self.glob(d, pattern):
+                chosen.setdefault(rel.rsplit("/", 1)[1], rel)
+        return [chosen[n] for n in sorted(chosen) if self.readlink(chosen[n]) != "/dev/null"]
+
     def glob(self, rel_dir: str, pattern: str = "*") -> list[str]:
         """Relative paths of the entries of `rel_dir` whose names match `pattern`."""
         rel_dir = rel_dir.strip("/")

@@ -86,5 +86,9 @@ def validate(doc: Document, validator: jsonschema.protocols.Validator, base_poin
                     key=lambda e: (len(list(e.absolute_path)), str(e.message)))
     if errors:
         best = jsonschema.exceptions.best_match(errors) or errors[0]
-        pointer = base_pointer + pointer_of(best.absolute_path)
+        path = list(best.absolute_path)
+        if best.validator == "additionalProperties" and isinstance(best.instance, dict):
+            extra = [k for k in best.instance if k not in best.schema.get("properties", {})]
+            path += extra[:1]  # name the unexpected key, not its parent
+        pointer = base_pointer + pointer_of(path)
         raise doc.error(f"schema violation: {best.message}", pointer)

@@ -17,7 +17,7 @@ from ..parsers.ethtool_args import find_ethtool_commands, parse_ethtool_options
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
 from ..parsers.udev_rules import parse_udev_rules
-from .services import read_unit_state
+from .services import UNIT_DIRS, enabled_units
 
 
 @dataclass(frozen=True)
@@ -64,18 +64,19 @@ def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript
     for d in ("etc/NetworkManager/dispatcher.d", "etc/NetworkManager/dispatcher.d/pre-up.d"):
         for rel in fs.listdir(d):
             path = f"{d}/{rel}"
-            if not fs.is_dir(path):
+            # NetworkManager runs only executable files it owns; a 0644 script never runs
+            if not fs.is_dir(path) and fs.is_executable(path):
                 scripts.append(BootScript(path, "nm-dispatcher", fs.read_text(path) or ""))
-    for rel in fs.glob("etc/systemd/system", "*.service"):
-        unit = rel.rsplit("/", 1)[1]
-        if fs.is_dir(rel) or not read_unit_state(fs, unit).enabled:
+    enabled = enabled_units(fs)
+    for rel in fs.config_files(UNIT_DIRS, "*.service"):
+        if fs.is_dir(rel) or rel.rsplit("/", 1)[1] not in enabled:
             continue
         text = fs.read_text(rel) or ""
         executed = "".join(_script_text(fs, m.group(1), remote_mounts) for m in _EXEC.finditer(text))
         scripts.append(BootScript(rel, "systemd", text + "\n" + executed))
-    for d in ("etc/udev/rules.d", "usr/lib/udev/rules.d", "lib/udev/rules.d"):
-        for rel in fs.glob(d, "*.rules"):
-            scripts.append(BootScript(rel, "udev", fs.read_text(rel) or ""))
+    for rel in fs.config_files(("etc/udev/rules.d", "run/udev/rules.d", "usr/lib/udev/rules.d", "lib/udev/rules.d"),
+                               "*.rules"):
+        scripts.append(BootScript(rel, "udev", fs.read_text(rel) or ""))
     return scripts
 
 

@@ -12,7 +12,7 @@ from typing import Callable
 
 from ..errors import FactError, ParseError
 from ..fs import FS
-from . import boot, cpus, ethtool, host, interfaces, irqs, mounts, processes, sysctl, tuned, vmware
+from . import boot, cpus, ethtool, host, interfaces, irqs, mounts, processes, services, sysctl, tuned, vmware
 
 
 def _remember(table: dict, key, load: Callable):
@@ -110,7 +110,7 @@ class Facts:
         return sysctl.read_runtime(self.fs, key)
 
     def unit_state(self, unit: str):
-        return boot.read_unit_state(self.fs, unit)
+        return services.read_unit_state(self.fs, unit)
 
     def ethtool(self, ifname: str) -> dict:
         return _remember(self._ethtool, ifname, lambda: ethtool.read_ethtool(self.fs, ifname))

@@ -17,6 +17,7 @@ from ..parsers.modprobe import parse_modprobe_conf
 from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path
 from .tuned import TunedProfile
 
+MODPROBE_DIRS = ("etc/modprobe.d", "run/modprobe.d", "usr/local/lib/modprobe.d", "usr/lib/modprobe.d", "lib/modprobe.d")
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 
 
@@ -32,12 +33,8 @@ def read_runtime(fs: FS, key: str) -> str | None:
 
 
 def sysctl_files(fs: FS) -> list[str]:
-    chosen: dict[str, str] = {}
-    for d in SYSCTL_DIRS:
-        for rel in fs.glob(d, "*.conf"):
-            chosen.setdefault(rel.rsplit("/", 1)[1], rel)
-    files = [chosen[name] for name in sorted(chosen)]
-    if fs.exists("etc/sysctl.conf"):
+    files = fs.config_files(SYSCTL_DIRS, "*.conf")
+    if fs.resolves("etc/sysctl.conf"):
         files.append("etc/sysctl.conf")
     return files
 
@@ -49,7 +46,7 @@ def read_configured(fs: FS, tuned: TunedProfile | None, module_params: dict[str,
     e.g. {"sunrpc.tcp_slot_table_entries": "sunrpc.tcp_slot_table_entries"}; it is content.
     """
     configured: dict[str, ConfiguredValue] = {}
-    for rel in fs.glob("etc/modprobe.d", "*.conf") + fs.glob("usr/lib/modprobe.d", "*.conf"):
+    for rel in fs.config_files(MODPROBE_DIRS, "*.conf"):
         for opt in parse_modprobe_conf(fs.read_required(rel), rel):
             for param, value in opt.params.items():
                 key = module_params.get(f"{opt.module}.{param}")

@@ -12,7 +12,9 @@ def evaluate(t: Target) -> list[ObjectResult]:
     for iface in t.interfaces():
         if not iface.up:
             continue
-        vfs = [name for name, drv in zip(iface.lowers, iface.lower_drivers) if drv in vf_drivers]
+        every = t.facts.interfaces
+        vfs = [name for name, drv in zip(iface.lowers, iface.lower_drivers)
+               if drv in vf_drivers and name in every and every[name].up]  # a down VF carries nothing
         if vfs:
             results.append(ObjectResult(iface.name, PASS, "VF present", ",".join(vfs),
                                         f"{iface.name} is accelerated by {','.join(vfs)}"))

@@ -56,12 +56,12 @@ def evaluate(t: Target) -> list[ObjectResult]:
     fstab = t.vars["source"] == "fstab"
     if fstab:
         wanted += t.vars.get("fstab_only_options", [])
-        entries = {e.file: e for e in t.facts.fstab}
+        entries = {e.file.rstrip("/") or "/": e for e in t.facts.fstab}
     want = ",".join(wanted)
 
     def one(mount):
         if fstab:
-            entry = entries.get(mount.mount_point)
+            entry = entries.get(mount.mount_point.rstrip("/") or "/")
             if entry is None:
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
                                     f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import ParseError
 from ..facts.interfaces import Interface
 from ..parsers.cpulist import parse_cpulist
 
@@ -26,7 +27,12 @@ def data_irqs(target, iface: Interface) -> list[tuple[int, str]]:
     found = []
     for irq in iface.msi_irqs:
         entry = names.get(irq)
-        name = entry.name if entry else ""
+        if entry is None:
+            if target.facts.affinity(irq) is None:
+                continue  # a stale msi_irqs entry (mlx4 leaves them): not a live vector
+            raise ParseError("proc/interrupts", f"live IRQ {irq} of {iface.name} has no row (truncated?): "
+                             "cannot tell a data vector from a control vector")
+        name = entry.name
         if any(p.search(name) for p in control):
             continue
         found.append((irq, name))
