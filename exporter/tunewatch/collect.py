@@ -21,6 +21,7 @@ import sys
 from .content import Content
 from .errors import ContentError, TunewatchError
 from .facts import boot, ethtool, interfaces
+from .facts.services import UNIT_DIRS
 from .fs import FS
 from .parsers.mountinfo import parse_mountinfo
 from .parsers.sysctl_conf import sysctl_key_to_path
@@ -29,7 +30,7 @@ SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot
 MAX_BYTES = 64 << 20  # proc/interrupts of a 416-CPU host is ~5 MB
 NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "lustre", "9p", "afs")
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
-UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
+
 IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "etc/os-release", "usr/lib/os-release",
             "proc/stat", "sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
@@ -96,6 +97,10 @@ class _Snapshot:
             self.warn(rel, f"larger than {MAX_BYTES >> 20} MiB")
             return False
         self.write(as_rel or rel, data)
+        try:  # NetworkManager only runs executable dispatcher scripts: keep the mode
+            os.chmod(self._target(as_rel or rel), os.stat(self.fs.path(rel)).st_mode & 0o777)
+        except OSError:
+            pass
         return True
 
     def listdir(self, rel: str) -> list[str]:
@@ -133,35 +138,28 @@ def _sysctl_keys(content: Content) -> set[str]:
 
 
 def _link(s: _Snapshot, rel: str) -> None:
-    """A unit link as a link, but a dangling one as an empty file: a live FS.exists() is
-    lexists(), a snapshot's resolves the link in the root. Mask links (/dev/null) stay links."""
+    """A unit link stays a link with the same target text: absolute targets resolve inside
+    the snapshot root, so dangling and /dev/null mask links mean what they meant live."""
     target = s.fs.readlink(rel)
-    if target is None or (target != "/dev/null" and s.fs.exists(rel) and not os.path.exists(s.fs.path(rel))):
-        s.write(rel, b"")
+    if target is None:
+        s.copy(rel)
     else:
         s.symlink(rel, target)
 
 
 def _units(s: _Snapshot) -> None:
+    """Unit files with their content (a few hundred small files) and links as links."""
     fs = s.fs
     for d in UNIT_DIRS:
         for name in s.listdir(d):
             rel = f"{d}/{name}"
-            link = fs.readlink(rel)
-            if fs.is_dir(rel) and link is None:  # *.wants / *.requires: links as links
+            if fs.readlink(rel) is None and fs.is_dir(rel):  # *.wants / *.requires / *.d
                 for unit in s.listdir(rel):
                     _link(s, f"{rel}/{unit}")
-            elif link is not None and d.startswith(("etc/", "run/")):
-                _link(s, rel)
-                if d.startswith("etc/") and name.endswith(".service") and link != "/dev/null":
-                    resolved = os.path.normpath(os.path.join("/" + d, link)).lstrip("/")
-                    s.copy(rel, resolved)  # content of the unit it aliases
-            elif d.startswith("etc/"):
-                s.copy(rel)  # local units: content matters (ExecStart of boot-time scripts)
             else:
-                s.write(rel, b"")  # installed vendor unit: its name is enough
+                _link(s, rel)
     copied = FS(s.dest)  # read units back from the snapshot: links resolve inside it
-    for rel in copied.glob("etc/systemd/system", "*.service"):
+    for rel in (r for d in UNIT_DIRS for r in copied.glob(d, "*.service")):
         text = "" if copied.is_dir(rel) else copied.read_text(rel) or ""
         for m in boot._EXEC.finditer(text):  # the scripts boot_scripts() reads for enabled units
             if SCRIPT_DIRS.match(m.group(1)):

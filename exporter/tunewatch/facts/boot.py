@@ -9,9 +9,11 @@ dispatcher scripts, enabled systemd units with the scripts they execute, udev ru
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass
 
+from ..errors import TunewatchError
 from ..fs import FS
 from ..parsers.ethtool_args import find_ethtool_commands, parse_ethtool_options
 from ..parsers.ini import parse_ini
@@ -41,6 +43,7 @@ class PersistedEthtool:
                 or (driver is not None and driver in self.drivers))
 
 
+_MAX_SCRIPT_BYTES = 256 * 1024
 _EXEC = re.compile(r"^\s*Exec(?:Start|StartPre|StartPost)\s*=\s*[-@:+!]*(\S+)", re.M)
 
 
@@ -51,11 +54,13 @@ def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
         return ""
     if any(path == m or path.startswith(m.rstrip("/") + "/") for m in remote):
         return ""
-    try:
+    try:  # scripts, not daemons: skip big files and binaries (dbus-daemon, tuned...)
+        if os.path.getsize(fs.path(path)) > _MAX_SCRIPT_BYTES:
+            return ""
         text = fs.read_text(path)
-    except Exception:
+    except (OSError, TunewatchError):
         return ""
-    return text if text and len(text) < 1_000_000 else ""
+    return "" if not text or "\x00" in text else text
 
 
 def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript]:
