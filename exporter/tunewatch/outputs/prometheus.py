@@ -25,6 +25,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from .. import __version__
+from ..errors import ParseError
+from ..parsers.cpulist import parse_cpulist
 
 # Same values and order as kinds.base.STATUSES (not imported: keep this module light).
 STATUSES = ("pass", "fail", "error", "notapplicable", "waived")
@@ -58,18 +60,12 @@ def _gauge(name: str, documentation: str, labels: Iterable[str] = ()) -> GaugeMe
     return GaugeMetricFamily(name, documentation, labels=list(labels))
 
 
-def parse_cpulist(text: str) -> frozenset[int] | None:
-    """'0-3,8,10-11' -> CPUs; None if `text` is not a cpulist (e.g. 'unreadable')."""
-    cpus: set[int] = set()
-    text = text.strip()
-    if not text:
+def _cpus_of(actual: str) -> frozenset[int] | None:
+    """The CPUs an irq_affinity object reports in `actual` ('2-5 (effective 3)'), or None."""
+    try:
+        return parse_cpulist(actual.split(" (", 1)[0], "actual") or None
+    except ParseError:
         return None
-    for part in text.split(","):
-        lo, sep, hi = part.strip().partition("-")
-        if not lo.isdigit() or (sep and not hi.isdigit()):
-            return None
-        cpus.update(range(int(lo), int(hi) + 1) if sep else (int(lo),))
-    return frozenset(cpus)
 
 
 # --- per-scan metrics ------------------------------------------------------------------
@@ -193,7 +189,7 @@ def _irq_placement(result: Any, irqs: dict[tuple[str, str], Any]) -> dict[str, d
     for (interface, _irq), obj in irqs.items():
         counts = placement.setdefault(interface, {**{str(n): 0 for n in nodes}, MULTIPLE_NODES: 0})
         values = {s.name: _number(s.observed) for s in obj.settings}
-        cpus = parse_cpulist(str(obj.actual).split(" (", 1)[0])
+        cpus = _cpus_of(str(obj.actual))
         if cpus is None and values.get("affinity_cpus") == 1 and values.get("affinity_first_cpu") is not None:
             cpus = frozenset({int(values["affinity_first_cpu"])})
         if cpus is None:
