@@ -1,38 +1,164 @@
-"""One root for every fact (the snapshot contract, SPEC section 2).
+"""One root for every fact (the snapshot contract, SPEC section 2), read safely.
 
 Like prometheus/procfs's `FS`, every reader takes paths relative to a root: `/` on a live
-host, a snapshot directory otherwise. Symlinks inside a snapshot that point to absolute
-paths are resolved against the snapshot root, never against the real `/`, and `..` never
-climbs above the root, so a snapshot cannot make tunewatch read the scanning host.
+host, a snapshot directory otherwise. Three promises hold for every path, live or snapshot:
+
+- Resolved before use. Each component is looked at in turn (`.`, `..`, `//` and every
+  symlink, absolute targets against the root, `..` never above it), so a snapshot cannot
+  make tunewatch read the scanning host and no spelling of a path gets around the checks.
+  Directories are resolved once per scan (cached); a file's own name costs no extra call
+  (its lstat tells whether it is a link).
+- Never on a network file system. The mount table is the root's own proc/self/mountinfo
+  (plus, for a snapshot, the scanning host's network mounts below the snapshot directory);
+  a path that reaches a mount point of a type in NETWORK_FSTYPES raises FactError before
+  anything under it is opened, stat'ed or listed: a hung NFS or sshfs server must not
+  hang a scan. The root mount itself is never refused (a diskless host boots from NFS).
+- Only regular files are read, up to a size cap that fits the kind of file: a FIFO, a
+  device node or a socket is an error, never opened (opening some devices has effects),
+  and nothing is read without a bound.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections import deque
 
 from .errors import FactError
 
 _MAX_LINK_HOPS = 40
 
+# Network (and cluster) file systems, matched on the fstype field of mountinfo. `nfs*`
+# covers nfs, nfs4 (not nfsd, the local server's control fs). FUSE file systems are named
+# `fuse.<subtype>`: only subtypes that talk to a server are listed, because lxcfs
+# (`fuse.lxcfs`) serves /proc/stat and friends inside containers and is local.
+NETWORK_FSTYPES = frozenset({
+    "nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "ceph", "glusterfs", "9p", "afs", "coda", "lustre", "gpfs",
+    "beegfs", "orangefs", "pvfs2", "ocfs2", "gfs2", "davfs",
+    "fuse.sshfs", "fuse.glusterfs", "fuse.ceph", "fuse.ceph-fuse", "fuse.cephfs", "fuse.s3fs", "fuse.rclone",
+    "fuse.gcsfuse", "fuse.blobfuse", "fuse.blobfuse2", "fuse.goofys", "fuse.juicefs", "fuse.mfs", "fuse.davfs2",
+    "fuse.lizardfs", "fuse.beegfs", "fuseblk.sshfs"})
+
+# Size caps per kind of file (bytes). A sysfs/procfs value is one short line; config
+# files and tables are small; /proc/interrupts grows with CPUs x IRQs (66 MB at 1,664
+# CPUs) and is read as a stream, never held whole.
+VALUE_MAX_BYTES = 256 << 10
+TEXT_MAX_BYTES = 16 << 20
+INTERRUPTS_MAX_BYTES = 512 << 20
+
+
+def is_network_fstype(fstype: str) -> bool:
+    return fstype in NETWORK_FSTYPES or (fstype.startswith("nfs") and fstype != "nfsd")
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _open_checked(path: str, st: os.stat_result, what: str, flags: int) -> int:
+    """Open `path` whose stat is `st` only if it is a regular file: a FIFO or a device node
+    is never opened (opening some devices has effects); O_NONBLOCK and fstat catch a swap."""
+    if not stat.S_ISREG(st.st_mode):
+        raise FactError(f"cannot read {what}: {_file_kind(st.st_mode)}, not a regular file")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FactError(f"cannot read {what}: not a regular file")
+    return fd
+
+
+def read_fd(fd: int, max_bytes: int, what: str) -> bytes:
+    """Up to `max_bytes` from `fd` (closed afterwards); FactError when there is more."""
+    try:
+        chunks, size = [], 0
+        while True:  # small reads: procfs and sysfs return a page or a record at a time
+            chunk = os.read(fd, 1 << 16 if size else 1 << 14)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > max_bytes:
+                raise FactError(f"cannot read {what}: larger than {max_bytes} bytes")
+            chunks.append(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_regular_file(path: str, max_bytes: int) -> bytes:
+    """A user or content file (not under a root; links followed): regular, bounded.
+    OSError as os raises it; FactError when not a regular file or too large."""
+    return read_fd(_open_checked(path, os.stat(path), path, 0), max_bytes, path)
+
+
+def decode_text(data: bytes) -> str:
+    """As open(..., errors="replace") in text mode would: UTF-8, universal newlines."""
+    text = data.decode("utf-8", errors="replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
 
 class FS:
     def __init__(self, root: str = "/"):
         self.root = os.path.abspath(root)
         self.live = self.root == "/"
+        self._prefix = self.root.rstrip("/") + "/"
         self._resolved: dict[str, tuple[str, ...]] = {}
+        self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
+        self.current = ""  # the path being read: named when a read blocks
 
     def __repr__(self) -> str:
         return f"FS({self.root!r})"
 
+    # -- network mounts ----------------------------------------------------------------
+    @property
+    def network_mounts(self) -> dict[str, str]:
+        """Root-relative mount points of network file systems (e.g. {"opt/sas": "nfs"})."""
+        if self._network is None:
+            self._network = {}  # while loading: mountinfo itself is read unchecked
+            self._network = self._load_network_mounts()
+        return self._network
+
+    def _load_network_mounts(self) -> dict[str, str]:
+        from .parsers.mountinfo import parse_mountinfo  # here: parsers import errors only
+
+        found: dict[str, str] = {}
+        tables = [(self, "proc/self/mountinfo", "")]
+        if not self.live:  # a snapshot directory may itself hold a live host's network mounts
+            host = FS("/")
+            host._network = {}
+            tables.append((host, "proc/self/mountinfo", os.path.realpath(self.root)))
+        for fs, rel, under in tables:
+            try:
+                text = fs.read_text(rel)
+                if text is None and fs is self:
+                    text = fs.read_text("proc/1/mountinfo")
+                mounts = parse_mountinfo(text or "", rel)
+            except Exception:  # noqa: BLE001 - unknown mounts: the facts that need them say so
+                continue
+            for m in mounts:
+                if not is_network_fstype(m.fstype):
+                    continue
+                point = m.mount_point
+                if under:
+                    if not point.startswith(under.rstrip("/") + "/"):
+                        continue  # outside the snapshot, or the snapshot itself is on it
+                    point = point[len(under):]
+                point = "/".join(p for p in point.split("/") if p)
+                if point:  # the root mount is never refused
+                    found[point] = m.fstype
+        return found
+
     # -- path resolution -------------------------------------------------------------
     def path(self, rel: str) -> str:
         """Real filesystem path of `rel` with every symlink resolved inside the root."""
-        rel = rel.strip("/")
-        if self.live:
-            return "/" + rel
-        return os.path.join(self.root, *self._components(rel))
+        parts = self._components(rel.strip("/"))
+        return self._prefix + "/".join(parts) if parts else self.root
 
     def _components(self, rel: str) -> tuple[str, ...]:
         # Parents are resolved (and cached) first, so 3,000 files under proc/irq cost one
@@ -43,6 +169,14 @@ class FS:
             start = self._components(parent) if parent else ()
             hit = self._resolved[rel] = self._resolve(start, name, rel)
         return hit
+
+    def _refuse_network(self, parts: list[str] | tuple[str, ...], rel: str) -> None:
+        network = self.network_mounts
+        if network:
+            key = "/".join(parts)
+            if key in network:
+                raise FactError(f"{rel}: on a network file system ({network[key]} mounted at /{key}); "
+                                "tunewatch never reads there")
 
     def _resolve(self, start: tuple[str, ...], name: str, rel: str) -> tuple[str, ...]:
         pending = deque(name.split("/"))
@@ -56,12 +190,13 @@ class FS:
                 if done:
                     done.pop()
                 continue
-            candidate = os.path.join(self.root, *done, part)
+            done.append(part)
+            self._refuse_network(done, rel)
             try:
-                target = os.readlink(candidate)
+                target = os.readlink(self._prefix + "/".join(done))
             except OSError:  # not a link, or missing: keep the name as it is
-                done.append(part)
                 continue
+            done.pop()
             hops += 1
             if hops > _MAX_LINK_HOPS:
                 raise FactError(f"{rel}: too many levels of symbolic links")
@@ -70,38 +205,88 @@ class FS:
             pending.extendleft(reversed(target.split("/")))
         return tuple(done)
 
+    def _leaf(self, rel: str) -> str:
+        """Path of `rel` with its directory resolved and its own name not followed."""
+        rel = rel.strip("/")
+        parent, _, name = rel.rpartition("/")
+        if name in ("", ".", ".."):
+            return self.path(rel)
+        parts = self._components(parent) if parent else ()
+        self._refuse_network((*parts, name), rel)
+        return self._prefix + "/".join((*parts, name))
+
     # -- reading -----------------------------------------------------------------------
-    def read_text(self, rel: str) -> str | None:
-        """File content, or None when the file does not exist ("unknown", not a crash)."""
+    def _open(self, rel: str) -> int | None:
+        """fd of the regular file `rel` (links followed inside the root); None if missing."""
+        self.current = rel
+        path = self._leaf(rel)
         try:
-            with open(self.path(rel), encoding="utf-8", errors="replace") as f:
-                return f.read()
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):  # follow it here, inside the root and checked
+                path = self.path(rel)
+                st = os.lstat(path)
+            return _open_checked(path, st, rel, os.O_NOFOLLOW)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
-    def read_required(self, rel: str) -> str:
-        text = self.read_text(rel)
+    def read_bytes(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> bytes | None:
+        fd = self._open(rel)
+        if fd is None:
+            return None
+        try:
+            return read_fd(fd, max_bytes, rel)
+        except OSError as e:
+            raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
+
+    def read_text(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> str | None:
+        """File content, or None when the file does not exist ("unknown", not a crash)."""
+        data = self.read_bytes(rel, max_bytes)
+        return None if data is None else decode_text(data)
+
+    def iter_lines(self, rel: str, max_bytes: int):
+        """Lines of a big file as a stream (the file is never held whole); None if missing.
+        FactError from the iterator when the file grows past `max_bytes`."""
+        fd = self._open(rel)
+        if fd is None:
+            return None
+        return self._lines(fd, rel, max_bytes)
+
+    @staticmethod
+    def _lines(fd: int, rel: str, max_bytes: int):
+        with open(fd, encoding="utf-8", errors="replace", buffering=1 << 20) as f:
+            size = 0
+            try:
+                for line in f:
+                    size += len(line)
+                    if size > max_bytes:
+                        raise FactError(f"cannot read {rel}: larger than {max_bytes} bytes")
+                    yield line
+            except OSError as e:
+                raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
+
+    def read_required(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> str:
+        text = self.read_text(rel, max_bytes)
         if text is None:
             raise FactError(f"{rel} does not exist under {self.root}")
         return text
 
     def read_value(self, rel: str) -> str | None:
         """A one-line sysfs/procfs value, stripped."""
-        text = self.read_text(rel)
+        text = self.read_text(rel, VALUE_MAX_BYTES)
         return None if text is None else text.strip()
 
     def exists(self, rel: str) -> bool:
         """Like lexists on a live host: a dangling or /dev/null link exists as a link."""
-        parent, _, name = rel.strip("/").rpartition("/")
-        return os.path.lexists(os.path.join(self.path(parent), name))
+        return os.path.lexists(self._leaf(rel))
 
     def is_dir(self, rel: str) -> bool:
         return os.path.isdir(self.path(rel))
 
     def listdir(self, rel: str) -> list[str]:
         """Sorted entry names; empty when the directory does not exist."""
+        self.current = rel
         try:
             return sorted(os.listdir(self.path(rel)))
         except (FileNotFoundError, NotADirectoryError):
@@ -111,9 +296,8 @@ class FS:
 
     def readlink(self, rel: str) -> str | None:
         """The raw target of a symlink (the last component is not followed)."""
-        parent, _, name = rel.strip("/").rpartition("/")
         try:
-            return os.readlink(os.path.join(self.path(parent), name))
+            return os.readlink(self._leaf(rel))
         except OSError:
             return None
 
@@ -124,6 +308,13 @@ class FS:
     def resolves(self, rel: str) -> bool:
         """The path, with every link followed, exists (a dangling link does not)."""
         return os.path.exists(self.path(rel))
+
+    def lstat(self, rel: str) -> os.stat_result | None:
+        """lstat of `rel` (its directory resolved, its own name not followed); None if missing."""
+        try:
+            return os.lstat(self._leaf(rel))
+        except OSError:
+            return None
 
     def is_executable(self, rel: str) -> bool:
         try:

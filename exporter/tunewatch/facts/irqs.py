@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..fs import FS
+from ..errors import FactError
+from ..fs import FS, INTERRUPTS_MAX_BYTES
 from ..parsers.cpulist import parse_cpulist
-from ..parsers.interrupts import Interrupts, parse_interrupts
+from ..parsers.interrupts import Interrupts, parse_interrupt_lines, stream_lines
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,11 @@ class IrqAffinity:
 
 
 def read_interrupts(fs: FS) -> Interrupts:
-    return parse_interrupts(fs.read_required("proc/interrupts"), "proc/interrupts")
+    """One streaming pass: 66 MB at 1,664 CPUs is never held whole."""
+    lines = fs.iter_lines("proc/interrupts", INTERRUPTS_MAX_BYTES)
+    if lines is None:
+        raise FactError(f"proc/interrupts does not exist under {fs.root}")
+    return parse_interrupt_lines(stream_lines(lines), "proc/interrupts")
 
 
 def read_affinity(fs: FS, irq: int) -> IrqAffinity | None:

@@ -4,14 +4,17 @@ A numeric row is `<irq>: <count per CPU> <chip text> <action names>`; the kernel
 the chip text with spaces and, on x86, glues the hardware IRQ number to the flow handler
 (`PCI-MSI 1572864-edge`), so only the action names are told apart, as the last word or a
 comma-separated list (`ehci_hcd:usb1, i801_smbus`). Named rows (NMI, LOC, ERR) are
-per-CPU counters, not IRQs, and are skipped. A row cut short (a truncated copy) keeps
-the counts it has; only a numeric row with no count at all is rejected.
+per-CPU counters, not IRQs, and are skipped. A row cut short (a truncated copy) is kept
+with the counts it has; only a numeric row with no count at all, or a count that is not a
+number, is rejected. Only IRQ number -> names is kept: the counts grow as CPUs x IRQs
+(60 MB at 1,664 CPUs) and nothing reads them.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable, Iterator
 
 from ..errors import ParseError
 from ._text import lines
@@ -25,13 +28,8 @@ _TRIGGER = re.compile(r"(?:[0-9]*-)?(?:edge|level|fasteoi|simple|percpu(?:_devid
 @dataclass(frozen=True)
 class IrqLine:
     irq: int
-    count_words: tuple[str, ...]  # validated digits; converted only when asked for
     chip: str
     name: str
-
-    @property
-    def counts(self) -> tuple[int, ...]:
-        return tuple(map(int, self.count_words))
 
 
 @dataclass(frozen=True)
@@ -53,36 +51,76 @@ def _is_count(word: str) -> bool:
     return word.isascii() and word.isdigit() and len(word) <= 20
 
 
-def _row(irq: int, rest: str, cpus: int, source: str, n: int) -> IrqLine:
-    # A 416-CPU host has ~1,000 rows of 416 counts: index, don't pop or regex per word.
-    words = rest.split()
+def _row_tail(irq: int, rest: str, cpus: int, source: str, n: int) -> str:
+    """The text after the counts, with every count checked word by word (any layout)."""
+    words = rest.split(None, cpus)
     limit = min(cpus, len(words))
-    head = "".join(words[:limit])
-    usual = head.isascii() and head.isdigit() and max(map(len, words[:limit])) <= 20
-    k = limit if usual else 0  # the usual full row, checked at C speed
+    k = 0
     while k < limit and _is_count(words[k]):
         k += 1
+    tail = words[k:]
     if k < limit and _NUMBERISH.match(words[k]):
         raise ParseError(source, f"IRQ {irq}: count {words[k][:40]!r} is not an integer", n)
     if k == 0:
         raise ParseError(source, f"IRQ {irq} has no counts", n)
-    chip, name = _chip_and_name(words[k:])
-    return IrqLine(irq, tuple(words[:k]), chip, name)
+    return " ".join(tail)
 
 
-def parse_interrupts(text: str, source: str) -> Interrupts:
-    numbered = [(n, line) for n, line in lines(text) if line.strip()]
-    if not numbered:
+class _Grid:
+    """The kernel's own layout: every count is `%10u` in an 11-character column (a space
+    before it in 6.x, after it before), so `rest[11*i]` is a space for i in 0..cpus and the
+    counts span rest[:11*cpus]. Checked with slices at C speed instead of splitting 1,664
+    words per row; any other layout (hand-made, truncated, garbage) takes the word path."""
+
+    def __init__(self, cpus: int):
+        self.width = 11 * cpus
+        self.spaces = " " * (cpus + 1)
+
+    def tail(self, rest: str) -> str | None:
+        width = self.width
+        if len(rest) <= width or rest[0:width + 1:11] != self.spaces:
+            return None
+        counts = rest[:width].replace(" ", "")
+        if not (counts.isascii() and counts.isdigit()):
+            return None
+        return rest[width + 1:]
+
+
+def parse_interrupt_lines(numbered: Iterable[tuple[int, str]], source: str) -> Interrupts:
+    """IRQ number -> chip and action names from (line number, line) pairs, one pass; the
+    per-CPU counts are checked but not kept (nothing uses them)."""
+    it = iter(numbered)
+    for n, header in it:
+        if header.strip():
+            break
+    else:
         raise ParseError(source, "empty")
-    n, header = numbered[0]
     columns = header.split()
     if not all(_CPU.fullmatch(c) for c in columns):
         raise ParseError(source, "first line is not a CPU header (CPU0 CPU1 ...)", n)
+    cpus = len(columns)
+    grid = _Grid(cpus)
     irqs: dict[int, IrqLine] = {}
-    for n, line in numbered[1:]:
+    for n, line in it:
         label, sep, rest = line.partition(":")
         label = label.strip()
         if not sep or not _is_count(label):
-            continue
-        irqs[int(label)] = _row(int(label), rest, len(columns), source, n)
-    return Interrupts(cpus=len(columns), irqs=irqs)
+            continue  # blank lines and the named per-CPU counters (NMI, LOC, ERR)
+        irq = int(label)
+        tail = grid.tail(rest)
+        if tail is None:
+            tail = _row_tail(irq, rest, cpus, source, n)
+        irqs[irq] = IrqLine(irq, *_chip_and_name(tail.split()))
+    return Interrupts(cpus=cpus, irqs=irqs)
+
+
+def parse_interrupts(text: str, source: str) -> Interrupts:
+    return parse_interrupt_lines(lines(text), source)
+
+
+def stream_lines(lines_of_file: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(number, line) pairs from a text file's lines, like _text.lines() on its content."""
+    for n, line in enumerate(lines_of_file, 1):
+        if n == 1 and line.startswith("\ufeff"):
+            line = line[1:]
+        yield n, line.rstrip("\n").rstrip("\r")
