@@ -17,6 +17,19 @@ from .errors import ContentError, TunewatchError
 FORMATS = ("text", "json", "junit", "prometheus", "html")
 
 
+def _seconds(text: str) -> float:
+    """`60`, `60s`, `1.5m`: a positive duration in seconds (argparse type)."""
+    scale = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    unit = next((u for u in ("ms", "s", "m", "h") if text.endswith(u)), "")
+    try:
+        value = float(text[:len(text) - len(unit)]) * scale.get(unit, 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 60s, 2m)") from None
+    if not 0 < value < 86400 * 365:
+        raise argparse.ArgumentTypeError(f"not a positive duration: {text!r}")
+    return value
+
+
 def _content_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--content", metavar="DIR", help="content directory (default: the checks/ shipped with tunewatch)")
 
@@ -54,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (prometheus: atomically)")
     p.add_argument("--verbose", "-v", action="store_true", help="text: list passing objects too")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text colours (default: auto)")
+    p.add_argument("--timeout", type=_seconds, default=engine.DEFAULT_TIMEOUT_S, metavar="DURATION",
+                   help="wall-clock limit of the scan, e.g. 60s or 2m (default: 60s); checks not decided by "
+                        "then are `error`")
 
     p = sub.add_parser("collect", help="write a snapshot of this host's facts to DIR")
     p.add_argument("directory", metavar="DIR")
@@ -62,9 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="Prometheus exporter: scan in the background, serve /metrics")
     _scan_args(p)
-    from .serve import DEFAULT_LISTEN_ADDRESS
-    p.add_argument("--web.listen-address", dest="listen_address", default=DEFAULT_LISTEN_ADDRESS,
-                   help=f"address to listen on (default: {DEFAULT_LISTEN_ADDRESS})")
+    # default filled in by cmd_serve: importing serve here would load the web stack for every scan
+    p.add_argument("--web.listen-address", dest="listen_address", default=None,
+                   help="address to listen on (default: :19847, serve.DEFAULT_LISTEN_ADDRESS)")
     p.add_argument("--web.config.file", dest="web_config", metavar="FILE",
                    help="exporter-toolkit web config: TLS and basic auth")
     p.add_argument("--scan.interval", dest="scan_interval", default="5m", help="time between scans (default: 5m)")
@@ -110,7 +126,18 @@ def cmd_scan(args) -> int:
     content, profile, waivers = _load(args)
     if not os.path.isdir(args.root):
         raise ContentError(args.root, "--root is not a directory")
-    result = engine.scan(content, profile, args.root, waivers)
+    result = engine.scan(content, profile, args.root, waivers, timeout=args.timeout)
+    if result.timed_out:  # a read still blocks in the scan thread: report, then exit without joining it
+        code = _report(args, result)
+        sys.stdout.flush()
+        sys.stderr.write(f"tunewatch: error: scan did not finish within {args.timeout:g} s; unfinished checks "
+                         "are reported as error\n")
+        sys.stderr.flush()
+        os._exit(code)
+    return _report(args, result)
+
+
+def _report(args, result) -> int:
     if args.format == "prometheus":
         from .outputs.prometheus import render, write_textfile
         text = render(result)
@@ -134,7 +161,8 @@ def cmd_scan(args) -> int:
 
 def cmd_serve(args) -> int:
     from .outputs.prometheus import make_renderer
-    from .serve import parse_duration, run_exporter
+    from .serve import DEFAULT_LISTEN_ADDRESS, parse_duration, run_exporter
+    args.listen_address = args.listen_address or DEFAULT_LISTEN_ADDRESS
     content, profile, waivers = _load(args)
     info = {"version": __version__, "profile": profile.id, "root": os.path.abspath(args.root),
             "content digest": content.digest}

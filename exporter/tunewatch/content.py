@@ -4,6 +4,13 @@ A check is data (id, title, rationale, severity, references, kind + vars); the k
 code holds the logic. Everything is validated against checks/schema/*.json when loaded,
 and a kind's variables against the kind's own schema once a profile has set them, so a
 bad parameter type in a profile or tailoring is reported against that file and pointer.
+
+Validation runs once per content version: the validated checks and profiles are cached
+(marshal, under $XDG_CACHE_HOME/tunewatch or ~/.cache/tunewatch) keyed by the sha256 of
+every content and schema file, the content directory, the tunewatch version and the kinds'
+variable schemas. A valid cache means no YAML parsing and no jsonschema import at all; a
+missing, stale, corrupt or unwritable cache only means validating again, with the same
+error messages. Tailoring and waiver files are user input and always validated.
 """
 
 from __future__ import annotations
@@ -12,16 +19,16 @@ import copy
 import datetime as dt
 import hashlib
 import json
+import marshal
 import os
 import sys
 from dataclasses import dataclass, field
 
-import jsonschema
-from referencing import Registry, Resource
+from . import __version__, kinds
+from .errors import ContentError, FactError
+from .yamlsrc import MAX_BYTES, Document, load_yaml, validate
 
-from . import kinds
-from .errors import ContentError
-from .yamlsrc import Document, load_yaml, validate
+CACHE_FORMAT = 1
 
 CHECK_AREAS = ("network", "storage", "vmware", "system")
 
@@ -94,39 +101,130 @@ class Waiver:
         return today <= self.expires
 
 
+def cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tunewatch")
+
+
 class Content:
-    def __init__(self, directory: str | None = None):
+    def __init__(self, directory: str | None = None, use_cache: bool = True):
         self.directory = directory or default_content_dir()
-        self._validators = self._load_schemas()
+        self._validator_table = None
+        self._vars_checked = False  # every profile's merged vars passed the kinds' schemas
         self.checks: dict[str, Check] = {}
         self.profiles: dict[str, Profile] = {}
+        check_files, profile_files = self._content_files()
+        key = self._cache_key(check_files + profile_files) if use_cache else None
+        if key is not None and self._load_cache(key):
+            return
         digest = hashlib.sha256()
-        for area in CHECK_AREAS:
-            for name in sorted(os.listdir(os.path.join(self.directory, area)) if os.path.isdir(
-                    os.path.join(self.directory, area)) else []):
-                if name.endswith((".yaml", ".yml")):
-                    check = self._load_check(os.path.join(self.directory, area, name), digest)
-                    self.checks[check.id] = check
-        profile_dir = os.path.join(self.directory, "profiles")
-        for name in sorted(os.listdir(profile_dir)):
-            if name.endswith((".yaml", ".yml")):
-                profile = self._load_profile(os.path.join(profile_dir, name), digest)
-                self.profiles[profile.id] = profile
+        self._validators  # noqa: B018 - a broken schema is reported before any check
+        for path in check_files:
+            check = self._load_check(path, digest)
+            self.checks[check.id] = check
+        for path in profile_files:
+            profile = self._load_profile(path, digest)
+            self.profiles[profile.id] = profile
         self.digest = digest.hexdigest()[:12]
         for profile in self.profiles.values():  # catch unknown ids and bad vars at load time
             self.resolve(profile.id)
+        self._vars_checked = True
+        if key is not None:
+            self._save_cache(key)
+
+    def _content_files(self) -> tuple[list[str], list[str]]:
+        checks = []
+        for area in CHECK_AREAS:
+            area_dir = os.path.join(self.directory, area)
+            for name in sorted(os.listdir(area_dir) if os.path.isdir(area_dir) else []):
+                if name.endswith((".yaml", ".yml")):
+                    checks.append(os.path.join(area_dir, name))
+        profile_dir = os.path.join(self.directory, "profiles")
+        profiles = [os.path.join(profile_dir, n) for n in sorted(os.listdir(profile_dir)) if n.endswith((".yaml", ".yml"))]
+        return checks, profiles
+
+    # -- the validated-content cache ---------------------------------------------------
+    def _cache_path(self) -> str:
+        return os.path.join(cache_dir(), f"content-{hashlib.sha256(self.directory.encode()).hexdigest()[:16]}.marshal")
+
+    def _cache_key(self, files: list[str]) -> str | None:
+        from .fs import read_regular_file
+
+        h = hashlib.sha256(f"{CACHE_FORMAT}\0{__version__}\0{self.directory}\0".encode())
+        h.update(json.dumps({k: v.VARS_SCHEMA for k, v in kinds.KINDS.items()}, sort_keys=True, default=str).encode())
+        schema_dir = os.path.join(self.directory, "schema")
+        try:
+            schemas = [os.path.join(schema_dir, n) for n in sorted(os.listdir(schema_dir))]
+            for path in schemas + files:
+                data = read_regular_file(path, MAX_BYTES)
+                h.update(f"\0{path}\0{len(data)}\0".encode())
+                h.update(data)
+        except (OSError, FactError):
+            return None  # the validating load reports it
+        return h.hexdigest()
+
+    def _load_cache(self, key: str) -> bool:
+        try:
+            with open(self._cache_path(), "rb") as f:
+                cached = marshal.load(f)
+            if not isinstance(cached, dict) or cached.get("key") != key:
+                return False
+            checks = [self._check_from(Document(*entry)) for entry in cached["checks"]]
+            profiles = [self._profile_from(Document(*entry)) for entry in cached["profiles"]]
+            digest = cached["digest"]
+        except Exception:  # noqa: BLE001 - any damage: validate again
+            self.checks, self.profiles = {}, {}
+            return False
+        self.checks = {c.id: c for c in checks}
+        self.profiles = {p.id: p for p in profiles}
+        self.digest = digest
+        self._vars_checked = True
+        return True
+
+    def _save_cache(self, key: str) -> None:
+        entries = {"key": key, "digest": self.digest,
+                   "checks": [(c.doc.path, c.doc.data, c.doc.lines) for c in self.checks.values()],
+                   "profiles": [(p.doc.path, p.doc.data, p.doc.lines) for p in self.profiles.values()]}
+        import tempfile
+
+        try:
+            data = marshal.dumps(entries)
+            os.makedirs(cache_dir(), mode=0o700, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".content-", dir=cache_dir())
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, self._cache_path())
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except (OSError, ValueError):  # unwritable, or a value marshal cannot keep: no cache
+            pass
 
     # -- loading ---------------------------------------------------------------------
-    def _load_schemas(self) -> dict[str, jsonschema.protocols.Validator]:
+    @property
+    def _validators(self) -> dict:
+        if self._validator_table is None:
+            self._validator_table = self._load_schemas()
+        return self._validator_table
+
+    def _load_schemas(self) -> dict:
+        import jsonschema
+        from referencing import Registry, Resource
+
         schema_dir = os.path.join(self.directory, "schema")
         resources, schemas = [], {}
         for name in sorted(os.listdir(schema_dir)):
             path = os.path.join(schema_dir, name)
             try:
-                with open(path, encoding="utf-8") as f:
-                    schema = json.load(f)
-            except (OSError, json.JSONDecodeError) as e:
+                from .fs import read_regular_file
+
+                schema = json.loads(read_regular_file(path, MAX_BYTES))
+            except (OSError, FactError, ValueError, RecursionError) as e:
                 raise ContentError(path, f"schema is not readable JSON: {e}") from e
+            if not isinstance(schema, dict) or not isinstance(schema.get("$id"), str):
+                raise ContentError(path, "schema has no \"$id\" (a URI naming it, for example "
+                                         "\"https://tunewatch.dev/schema/check.json\"): other schemas cannot refer to it")
             resources.append((schema["$id"], Resource.from_contents(schema)))
             schemas[name.split(".")[0]] = schema
         registry = Registry().with_resources(resources)
@@ -152,12 +250,20 @@ class Content:
             raise doc.error(f"duplicate check id {d['id']!r}", "/id")
         if d["kind"] not in kinds.KINDS:
             raise doc.error(f"unknown check kind {d['kind']!r} (known: {', '.join(sorted(kinds.KINDS))})", "/kind")
+        return self._check_from(doc)
+
+    @staticmethod
+    def _check_from(doc: Document) -> Check:
+        d = doc.data
         return Check(d["id"], d["title"], d["description"].strip(), d["rationale"].strip(), d["severity"],
                      d["references"], d["kind"], d.get("vars", {}), d.get("applicability"), d.get("objects", {}),
                      d.get("runtime_check"), doc)
 
     def _load_profile(self, path: str, digest=None, text: str | None = None) -> Profile:
-        doc = self._document(path, "profile", digest, text)
+        return self._profile_from(self._document(path, "profile", digest, text))
+
+    @staticmethod
+    def _profile_from(doc: Document) -> Profile:
         d = doc.data
         return Profile(d["id"], d["title"], d["description"].strip(), d.get("extends"), d.get("select", []),
                        d.get("unselect", []), d.get("scope", {}), d.get("vars", {}), doc)
@@ -203,17 +309,23 @@ class Content:
                 if cid not in self.checks:
                     raise doc.error(f"vars for unknown check id {cid!r}", f"/vars/{cid}")
             scope.update(copy.deepcopy(layer_scope))
-        resolved = [SelectedCheck(self.checks[cid], self._merged_vars(self.checks[cid], layers)) for cid in selected]
+        check_vars = tailoring is not None or not self._vars_checked  # plain profiles: checked when cached
+        resolved = [SelectedCheck(self.checks[cid], self._merged_vars(self.checks[cid], layers, check_vars))
+                    for cid in selected]
         name = tailoring.data["tailoring"] if tailoring is not None else profile_id
         return ResolvedProfile(name, profile_id, chain[-1].title, resolved, scope)
 
-    def _merged_vars(self, check: Check, layers) -> dict:
+    def _merged_vars(self, check: Check, layers, check_vars: bool = True) -> dict:
         merged = copy.deepcopy(check.vars)
         origin = {k: (check.doc, f"/vars/{k}") for k in merged}
         for doc, layer_vars, *_ in layers:
             for key, value in layer_vars.get(check.id, {}).items():
                 merged[key] = copy.deepcopy(value)
                 origin[key] = (doc, f"/vars/{check.id}/{key}")
+        if not check_vars:
+            return merged
+        import jsonschema
+
         schema = kinds.KINDS[check.kind].VARS_SCHEMA
         errors = list(jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
                       .iter_errors(merged))

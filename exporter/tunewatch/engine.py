@@ -8,6 +8,7 @@ an `error` result naming the check, and every selected check is listed, applicab
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -58,6 +59,7 @@ class ScanResult:
     cpu_node: dict[int, int] = field(default_factory=dict)  # online CPU -> its NUMA node
     tool: str = "tunewatch"
     version: str = __version__
+    timed_out: bool = False  # a read still blocks in an abandoned thread: exit, don't wait for it
 
     @property
     def summary(self) -> dict[str, int]:
@@ -135,25 +137,69 @@ def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:
     return nics
 
 
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def _timed_out(sel: SelectedCheck, timeout: float, blocked_on: str) -> CheckResult:
+    check = sel.check
+    where = f" (a read blocked: {blocked_on})" if blocked_on else ""
+    obj = ObjectResult("-", ERROR, "", "timeout", f"{check.id}: not decided within the scan timeout of {timeout:g} s{where}")
+    return CheckResult(check.id, check.title, check.severity, check.kind, ERROR, [obj], check.runtime_check)
+
+
+def _known(facts: Facts, name: str):
+    """A fact only if it was already read (after a timeout nothing new is read)."""
+    ok, value = facts._facts.get(name, (False, None))
+    return value if ok else None
+
+
 def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: list[Waiver] | None = None,
-         today: dt.date | None = None) -> ScanResult:
+         today: dt.date | None = None, timeout: float | None = None) -> ScanResult:
+    """Evaluate every selected check. With `timeout` (seconds) the scan has a wall-clock
+    limit enforced twice: no fact is read after the deadline (checks not finished get an
+    `error` result naming the timeout), and, because one read can block forever in the
+    kernel (a hung network file system reached some way we did not foresee), the checks run
+    in a daemon thread the caller stops waiting for at the deadline plus a grace second;
+    the result then says `timed_out` and the process should exit rather than join it."""
     started, t0 = time.time(), time.perf_counter()
-    facts = Facts(FS(root), _module_params(profile))
+    deadline = None if timeout is None else time.monotonic() + timeout
+    facts = Facts(FS(root), _module_params(profile), deadline)
     today = today or dt.datetime.now(dt.timezone.utc).date()
-    results = []
-    for sel in profile.checks:
-        result = evaluate_check(sel, facts, profile.scope)
-        apply_waivers(result, waivers or [], today)
-        results.append(result)
-    try:
-        host = facts.host
-    except (FactError, ParseError):
-        host = None
-    try:
-        nodes = facts.topology.nodes
-    except (FactError, ParseError):
-        nodes = {}
-    nics = _nic_inventory(facts, profile.scope)
-    return ScanResult(profile.id, facts.fs.root, host, results, started, time.perf_counter() - t0, content.digest,
-                      nics, {n: len(cpus) for n, cpus in nodes.items()},
-                      {cpu: n for n, cpus in nodes.items() for cpu in cpus})
+    results: list[CheckResult] = []
+    extras: dict = {}
+
+    def body() -> None:
+        for sel in profile.checks:
+            result = evaluate_check(sel, facts, profile.scope)  # a ScanTimeout makes it `error`
+            apply_waivers(result, waivers or [], today)
+            results.append(result)
+        extras["nics"] = _nic_inventory(facts, profile.scope)
+
+    timed_out = False
+    if timeout is None:
+        body()
+    else:
+        worker = threading.Thread(target=body, name="tunewatch-scan", daemon=True)
+        worker.start()
+        worker.join(timeout + 1.0)
+        timed_out = worker.is_alive()
+    done = list(results)
+    if timed_out:
+        blocked = facts.fs.current
+        done += [_timed_out(sel, timeout, blocked) for sel in profile.checks[len(done):]]
+        facts.deadline = 0.0  # nothing more is read below
+    host = _known(facts, "host") if timed_out else None
+    topology = _known(facts, "topology") if timed_out else None
+    if not timed_out:
+        try:
+            host = facts.host
+        except (FactError, ParseError):
+            host = None
+        try:
+            topology = facts.topology
+        except (FactError, ParseError):
+            topology = None
+    nodes = topology.nodes if topology is not None else {}
+    return ScanResult(profile.id, facts.fs.root, host, done, started, time.perf_counter() - t0, content.digest,
+                      extras.get("nics", []), {n: len(cpus) for n, cpus in nodes.items()},
+                      {cpu: n for n, cpus in nodes.items() for cpu in cpus}, timed_out=timed_out)

@@ -2,16 +2,26 @@
 
 Content errors must name the file, the line and the JSON pointer (`/vars/max_queues`), so
 every document is loaded together with a map from JSON pointer to line number.
+
+Content and user files (checks, profiles, tailoring, waivers) are small, hand-written
+YAML, so anything far beyond that is refused before it costs time or memory: a file over
+MAX_BYTES, a FIFO or a device (only regular files are read), nesting deeper than
+MAX_DEPTH (a RecursionError otherwise), more than MAX_ALIASES aliases, and a document
+whose alias-expanded tree has more than MAX_NODES nodes (the "billion laughs" bomb).
+PyYAML and jsonschema are imported only when a file is really parsed or validated: a scan
+whose content cache is valid never loads them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import jsonschema
-import yaml
+from .errors import ContentError, FactError
 
-from .errors import ContentError
+MAX_BYTES = 2 << 20
+MAX_DEPTH = 64
+MAX_ALIASES = 1000
+MAX_NODES = 200_000
 
 
 @dataclass
@@ -37,7 +47,23 @@ def pointer_of(path) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
-def _walk(node: yaml.Node, pointer: str, lines: dict[str, int], path: str) -> None:
+class _Budget:
+    """Nodes left for the alias-expanded tree."""
+
+    def __init__(self, path: str):
+        self.path, self.left = path, MAX_NODES
+
+    def spend(self, node) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise ContentError(self.path, f"document expands to more than {MAX_NODES} YAML nodes (aliases "
+                                          "repeated over and over?); content files are small", node.start_mark.line + 1)
+
+
+def _walk(node, pointer: str, lines: dict[str, int], path: str, budget: _Budget) -> None:
+    import yaml
+
+    budget.spend(node)
     lines[pointer] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
@@ -47,27 +73,78 @@ def _walk(node: yaml.Node, pointer: str, lines: dict[str, int], path: str) -> No
             if key in seen:
                 raise ContentError(path, f"duplicate key {key!r}", key_node.start_mark.line + 1, child)
             seen.add(key)
-            _walk(value_node, child, lines, path)
+            _walk(value_node, child, lines, path, budget)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, f"{pointer}/{i}", lines, path)
+            _walk(item, f"{pointer}/{i}", lines, path, budget)
+
+
+_LOADER = None
+
+
+def _loader_class():
+    """SafeLoader that refuses deep nesting and many aliases while composing, before
+    anything is built (the C loader composes in C, out of reach of these limits)."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        class BoundedLoader(yaml.SafeLoader):
+            path = ""
+            _depth = _aliases = 0
+
+            def compose_node(self, parent, index):
+                line = self.peek_event().start_mark.line + 1
+                if self.check_event(yaml.AliasEvent):
+                    self._aliases += 1
+                    if self._aliases > MAX_ALIASES:
+                        raise ContentError(self.path, f"more than {MAX_ALIASES} YAML aliases", line)
+                self._depth += 1
+                if self._depth > MAX_DEPTH:
+                    raise ContentError(self.path, f"nested deeper than {MAX_DEPTH} levels", line)
+                try:
+                    return super().compose_node(parent, index)
+                finally:
+                    self._depth -= 1
+
+        _LOADER = BoundedLoader
+    return _LOADER
+
+
+def read_content_file(path: str) -> str:
+    """A content or user file's text: a regular file of at most MAX_BYTES, UTF-8."""
+    from .fs import read_regular_file
+
+    try:
+        data = read_regular_file(path, MAX_BYTES)
+    except OSError as e:
+        raise ContentError(path, f"cannot read: {e.strerror or e}") from e
+    except FactError as e:
+        reason = str(e).replace(f"cannot read {path}: ", "")
+        if "larger than" in reason:
+            reason = f"larger than {MAX_BYTES >> 20} MiB; content and user files are small"
+        raise ContentError(path, f"cannot read: {reason}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ContentError(path, f"not UTF-8 text ({e.reason})") from e
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def load_yaml(path: str, text: str | None = None) -> Document:
-    try:
-        if text is None:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-    except OSError as e:
-        raise ContentError(path, f"cannot read: {e.strerror or e}") from e
-    except UnicodeDecodeError as e:
-        raise ContentError(path, f"not UTF-8 text ({e.reason})") from e
-    loader = yaml.SafeLoader(text)
+    import yaml
+
+    if text is None:
+        text = read_content_file(path)
+    elif len(text) > MAX_BYTES:
+        raise ContentError(path, f"cannot read: larger than {MAX_BYTES >> 20} MiB; content and user files are small")
+    loader = _loader_class()(text)
+    loader.path = path
     try:
         node = loader.get_single_node()
         lines: dict[str, int] = {}
         if node is not None:
-            _walk(node, "", lines, path)
+            _walk(node, "", lines, path, _Budget(path))
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -80,8 +157,10 @@ def load_yaml(path: str, text: str | None = None) -> Document:
     return Document(path, data, lines)
 
 
-def validate(doc: Document, validator: jsonschema.protocols.Validator, base_pointer: str = "", data=None) -> None:
+def validate(doc: Document, validator, base_pointer: str = "", data=None) -> None:
     """Raise the most relevant schema violation as a ContentError."""
+    import jsonschema
+
     errors = sorted(validator.iter_errors(doc.data if data is None else data),
                     key=lambda e: (len(list(e.absolute_path)), str(e.message)))
     if errors:

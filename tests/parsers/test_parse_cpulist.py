@@ -63,3 +63,21 @@ def test_any_text_parses_or_raises_parse_error(text):
         return
     assert all(0 <= c <= MAX_CPU for c in cpus)
     assert parse_cpulist(format_cpulist(cpus), "t") == cpus
+
+
+@pytest.mark.parametrize("text", [
+    ",".join([f"0-{MAX_CPU}"] * 20_000),  # 20,000 huge ranges: minutes of set updates before
+    ",".join([f"0-{MAX_CPU}:1/2"] * 9),
+    "0," * 40_000 + "0",  # longer than any list the kernel writes
+])
+def test_hostile_lists_are_refused_fast(text):
+    import time
+    t0 = time.process_time()
+    with pytest.raises(ParseError):
+        parse_cpulist(text, "proc/irq/24/smp_affinity_list")
+    assert time.process_time() - t0 < 5  # CPU time, generous: was minutes
+
+
+def test_every_cpu_of_the_largest_machine():
+    assert parse_cpulist(f"0-{MAX_CPU}", "t") == frozenset(range(MAX_CPU + 1))
+    assert len(parse_cpulist(",".join(str(c) for c in range(0, MAX_CPU + 1, 2)), "t")) == (MAX_CPU + 1) // 2

@@ -8,16 +8,23 @@ checks that depend on it and costs nothing for the others.
 from __future__ import annotations
 
 import functools
+import time
 from typing import Callable
 
 from ..errors import FactError, ParseError
-from ..fs import FS
+from ..fs import FS, is_network_fstype
 from . import boot, cpus, ethtool, host, interfaces, irqs, mounts, processes, services, sysctl, tuned, vmware
 
 
-def _remember(table: dict, key, load: Callable):
+class ScanTimeout(FactError):
+    """The scan's wall-clock limit passed: facts not read yet are not read any more."""
+
+
+def _remember(table: dict, key, load: Callable, deadline: float | None = None):
     """`load()` once per key; a FactError/ParseError is remembered and raised again."""
     if key not in table:
+        if deadline is not None and time.monotonic() > deadline:
+            raise ScanTimeout(f"scan timed out before {key} was read")
         try:
             table[key] = (True, load())
         except (FactError, ParseError) as e:
@@ -33,14 +40,15 @@ def fact(method: Callable) -> property:
 
     @functools.wraps(method)
     def getter(self):
-        return _remember(self._facts, method.__name__, lambda: method(self))
+        return _remember(self._facts, method.__name__, lambda: method(self), self.deadline)
 
     return property(getter)
 
 
 class Facts:
-    def __init__(self, fs: FS, module_params: dict[str, str] | None = None):
+    def __init__(self, fs: FS, module_params: dict[str, str] | None = None, deadline: float | None = None):
         self.fs = fs
+        self.deadline = deadline  # time.monotonic() after which no fact is read
         self.module_params = module_params or {}
         self._facts: dict[str, tuple[bool, object]] = {}
         self._ethtool: dict[str, tuple[bool, object]] = {}
@@ -89,7 +97,7 @@ class Facts:
     @fact
     def boot_scripts(self):
         try:
-            remote = tuple(m.mount_point for m in self.mountinfo if m.fstype in mounts.NETWORK_FSTYPES)
+            remote = tuple(m.mount_point for m in self.mountinfo if is_network_fstype(m.fstype))
         except (FactError, ParseError):
             remote = ("/",)  # mounts unknown: read no script a unit runs, only the unit files
         return boot.boot_scripts(self.fs, remote)
@@ -106,17 +114,24 @@ class Facts:
     def esxcli(self):
         return vmware.read_esxcli(self.fs)
 
+    def _in_time(self, what) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise ScanTimeout(f"scan timed out before {what} was read")
+
     def sysctl_runtime(self, key: str) -> str | None:
+        self._in_time(key)
         return sysctl.read_runtime(self.fs, key)
 
     def unit_state(self, unit: str):
+        self._in_time(unit)
         return services.read_unit_state(self.fs, unit)
 
     def ethtool(self, ifname: str) -> dict:
-        return _remember(self._ethtool, ifname, lambda: ethtool.read_ethtool(self.fs, ifname))
+        return _remember(self._ethtool, ifname, lambda: ethtool.read_ethtool(self.fs, ifname), self.deadline)
 
     def affinity(self, irq: int):
-        return _remember(self._affinity, irq, lambda: irqs.read_affinity(self.fs, irq))
+        return _remember(self._affinity, irq, lambda: irqs.read_affinity(self.fs, irq), self.deadline)
 
     def read_ahead_kb(self, mount) -> int | None:
+        self._in_time(f"read_ahead_kb of {mount.mount_point}")
         return mounts.read_ahead_kb(self.fs, mount)

@@ -13,7 +13,9 @@ from typing import Iterable
 from ..errors import ParseError
 from ._text import uint
 
-MAX_CPU = 1 << 16  # far beyond any real machine; bounds the set a hostile file can make
+MAX_CPU = (1 << 13) - 1  # NR_CPUS is at most 8192 (x86 CONFIG_MAXSMP): ids 0-8191; bounds a hostile file
+MAX_TEXT = 64 << 10  # "0,2,4,...,8190" is 19 KB: a longer list is not from the kernel
+MAX_WORK = 4 * (MAX_CPU + 1)  # CPU ids produced over all ranges (overlaps allowed, not 20,000 of them)
 
 _CHUNK = re.compile(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+)(?:/([0-9]+))?)?)?")
 
@@ -29,7 +31,10 @@ def parse_cpulist(text: str, source: str) -> frozenset[int]:
     text = text.strip()
     if not text:
         return frozenset()
+    if len(text) > MAX_TEXT:
+        raise ParseError(source, f"CPU list of {len(text)} characters is longer than any kernel writes ({MAX_TEXT})")
     cpus: set[int] = set()
+    work = 0
     for chunk in text.split(","):
         m = _CHUNK.fullmatch(chunk.strip())
         if not m:
@@ -47,6 +52,9 @@ def parse_cpulist(text: str, source: str) -> frozenset[int]:
         if used == 0 or group == 0 or used > group:
             raise ParseError(source, f"bad stride in {chunk.strip()!r}")
         groups = (end - start) // group + 1
+        work += groups * used
+        if work > MAX_WORK:
+            raise ParseError(source, f"CPU list names more than {MAX_WORK} CPU ids (ranges overlap over and over)")
         if used < groups:  # loop over the fewer of offsets and groups: a few hundred at most
             for offset in range(used):
                 cpus.update(range(start + offset, end + 1, group))
