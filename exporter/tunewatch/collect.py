@@ -5,9 +5,13 @@ written under DIR at the same relative path. Symlinks that carry meaning (system
 and mask links, `master`, `lower_*`, `device/driver`) are recreated as symlinks with the same
 target text. Network interfaces are written in a normalised form built from the parsed
 `read_interface` facts, which is simpler than sysfs but reads to the same facts.
-Nothing under a network file system's mount point is ever stat'ed, opened or listed: a hung
-NFS server must not hang a collect. A file that is unreadable or too large is skipped with
-a warning on stderr; it never aborts the collect.
+Every path goes through `FS`, so collect and scan share one rule: paths are resolved inside
+the root first (links, `..`, `//`), nothing on a network file system (`fs.NETWORK_FSTYPES`,
+from the root's mountinfo) is ever stat'ed, opened or listed, and only regular files are
+read: a hung NFS server, a FIFO or a device node cannot hang or flood a collect. Only
+small text is copied: a file over its cap (SMALL_MAX_BYTES for config and scripts, larger
+for the kernel's tables) or a binary (a unit's ExecStart daemon) is skipped. Every skip is
+printed on stderr with its reason, and counted at the end; it never aborts the collect.
 """
 
 from __future__ import annotations
@@ -22,13 +26,15 @@ from .content import Content
 from .errors import ContentError, TunewatchError
 from .facts import boot, ethtool, interfaces
 from .facts.services import UNIT_DIRS
-from .fs import FS
+from .fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
 from .parsers.mountinfo import parse_mountinfo
 from .parsers.sysctl_conf import sysctl_key_to_path
 
 SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot._script_text
-MAX_BYTES = 64 << 20  # proc/interrupts of a 416-CPU host is ~5 MB
-NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "lustre", "9p", "afs")
+SMALL_MAX_BYTES = boot._MAX_SCRIPT_BYTES  # config files, unit files and scripts: what a scan reads
+# The kernel's own tables grow with the machine: proc/interrupts is 5 MB at 416 CPUs.
+LARGE_MAX_BYTES = {"proc/interrupts": INTERRUPTS_MAX_BYTES, "proc/stat": TEXT_MAX_BYTES,
+                   "proc/self/mountinfo": TEXT_MAX_BYTES, "proc/1/mountinfo": TEXT_MAX_BYTES}
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 
 IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "etc/os-release", "usr/lib/os-release",
@@ -47,16 +53,11 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), ("etc/modprobe.d", "*.conf"), (
 class _Snapshot:
     def __init__(self, fs: FS, dest: str):
         self.fs, self.dest, self.written = fs, dest, 0
-        self.netmounts: list[str] = []
+        self.skipped: list[tuple[str, str]] = []
 
-    @staticmethod
-    def warn(rel: str, why: str) -> None:
+    def warn(self, rel: str, why: str) -> None:
+        self.skipped.append((rel, why))
         print(f"tunewatch collect: skipped {rel}: {why}", file=sys.stderr)
-
-    def forbidden(self, rel: str) -> bool:
-        """True (and never touched) when `rel` lies under a network file system's mount point."""
-        path = "/" + rel.strip("/")
-        return any(path == m or path.startswith(m.rstrip("/") + "/") for m in self.netmounts)
 
     def _target(self, rel: str) -> str:
         path = os.path.join(self.dest, rel.strip("/"))
@@ -76,47 +77,49 @@ class _Snapshot:
             os.symlink(target, path)
             self.written += 1
 
-    def copy(self, rel: str, as_rel: str | None = None) -> bool:
-        """Copy one file's bytes; False when it is missing, forbidden, unreadable or too large."""
-        if self.forbidden(rel):
-            self.warn(rel, "under a network file system mount point")
+    def copy(self, rel: str, script: bool = False) -> bool:
+        """Copy one regular file's bytes; False when it is missing, on a network file
+        system, not a regular file, unreadable, too large or (`script`) a binary."""
+        rel = rel.strip("/")
+        cap = LARGE_MAX_BYTES.get(rel, SMALL_MAX_BYTES)
+        try:
+            data = self.fs.read_bytes(rel, cap)
+        except TunewatchError as e:
+            self.warn(rel, str(e).replace(f"cannot read {rel}: ", "").replace(f"{rel}: ", ""))
             return False
-        try:  # small reads: a procfs sysctl allocates a buffer of the size asked for
-            with open(self.fs.path(rel), "rb") as f:
-                chunks, size = [], 0
-                while size <= MAX_BYTES and (chunk := f.read(1 << 16)):
-                    chunks.append(chunk)
-                    size += len(chunk)
-            data = b"".join(chunks)
-        except (FileNotFoundError, NotADirectoryError):
+        if data is None:
             return False
-        except (OSError, TunewatchError) as e:
-            self.warn(rel, getattr(e, "strerror", None) or str(e))
+        if script and (b"\x00" in data or data.startswith(b"\x7fELF")):
+            self.warn(rel, "a binary, not a script (the scan reads scripts only)")
             return False
-        if len(data) > MAX_BYTES:
-            self.warn(rel, f"larger than {MAX_BYTES >> 20} MiB")
-            return False
-        self.write(as_rel or rel, data)
+        self.write(rel, data)
         try:  # NetworkManager only runs executable dispatcher scripts: keep the mode
-            os.chmod(self._target(as_rel or rel), os.stat(self.fs.path(rel)).st_mode & 0o777)
-        except OSError:
+            os.chmod(self._target(rel), os.stat(self.fs.path(rel)).st_mode & 0o777)
+        except (OSError, TunewatchError):
             pass
         return True
 
     def listdir(self, rel: str) -> list[str]:
         try:
-            return [] if self.forbidden(rel) else self.fs.listdir(rel)
+            return self.fs.listdir(rel)
         except TunewatchError as e:
             self.warn(rel, str(e))
             return []
 
+    def is_dir(self, rel: str) -> bool:
+        try:
+            return self.fs.is_dir(rel)
+        except TunewatchError as e:
+            self.warn(rel, str(e))
+            return False
+
     def copy_dir(self, rel: str, pattern: str | None) -> None:
         for name in self.listdir(rel):
             sub = f"{rel}/{name}"
-            if pattern is None and not self.forbidden(sub) and self.fs.is_dir(sub):
+            if pattern is None and self.is_dir(sub):
                 self.copy_dir(sub, None)
             elif pattern is None or fnmatch.fnmatchcase(name, pattern):
-                self.copy(sub)
+                self.copy(sub, script=pattern is None)
 
 
 def _sysctl_keys(content: Content) -> set[str]:
@@ -140,7 +143,11 @@ def _sysctl_keys(content: Content) -> set[str]:
 def _link(s: _Snapshot, rel: str) -> None:
     """A unit link stays a link with the same target text: absolute targets resolve inside
     the snapshot root, so dangling and /dev/null mask links mean what they meant live."""
-    target = s.fs.readlink(rel)
+    try:
+        target = s.fs.readlink(rel)
+    except TunewatchError as e:
+        s.warn(rel, str(e))
+        return
     if target is None:
         s.copy(rel)
     else:
@@ -153,7 +160,7 @@ def _units(s: _Snapshot) -> None:
     for d in UNIT_DIRS:
         for name in s.listdir(d):
             rel = f"{d}/{name}"
-            if fs.readlink(rel) is None and fs.is_dir(rel):  # *.wants / *.requires / *.d
+            if fs.readlink(rel) is None and s.is_dir(rel):  # *.wants / *.requires / *.d
                 for unit in s.listdir(rel):
                     _link(s, f"{rel}/{unit}")
             else:
@@ -163,7 +170,7 @@ def _units(s: _Snapshot) -> None:
         text = "" if copied.is_dir(rel) else copied.read_text(rel) or ""
         for m in boot._EXEC.finditer(text):  # the scripts boot_scripts() reads for enabled units
             if SCRIPT_DIRS.match(m.group(1)):
-                s.copy(m.group(1).lstrip("/"))
+                s.copy(m.group(1).lstrip("/"), script=True)
 
 
 def _interface(s: _Snapshot, name: str) -> None:
@@ -198,18 +205,16 @@ def collect(root: str, directory: str, content: Content) -> int:
         raise ContentError(directory, "collect needs a new or empty directory; it will not write into this one")
     os.makedirs(directory, exist_ok=True)
     s = _Snapshot(FS(root), os.path.abspath(directory))
+    bdis: set[str] = set()
     for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
         try:
             text = s.fs.read_text(rel)
             if text is not None:
                 mounts = parse_mountinfo(text, rel)
-                s.netmounts = [m.mount_point for m in mounts if m.fstype.split(".")[0] in NETWORK_FS]
                 bdis = {f"{m.major}:{m.minor}" for m in mounts if m.fstype in ("nfs", "nfs4")}
                 break
         except TunewatchError as e:
             s.warn(rel, str(e))
-    else:
-        bdis = set()
     for rel in IDENTITY:
         s.copy(rel)
     for bdi in sorted(bdis):
@@ -236,8 +241,12 @@ def collect(root: str, directory: str, content: Content) -> int:
             s.copy(f"{d}/{name}/tuned.conf")
     _units(s)
     for name in s.listdir("sys/class/net"):
+        if not s.is_dir(f"sys/class/net/{name}"):
+            continue  # bonding_masters: a control file beside the interfaces, not one of them
         try:
             _interface(s, name)
         except (OSError, TunewatchError) as e:
             s.warn(f"sys/class/net/{name}", str(e))
+    if s.skipped:
+        print(f"tunewatch collect: skipped {len(s.skipped)} file(s), listed above", file=sys.stderr)
     return s.written

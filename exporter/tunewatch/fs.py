@@ -175,7 +175,7 @@ class FS:
         if network:
             key = "/".join(parts)
             if key in network:
-                raise FactError(f"{rel}: on a network file system ({network[key]} mounted at /{key}); "
+                raise FactError(f"{rel}: on a network file system ({network[key]} at mount point /{key}); "
                                 "tunewatch never reads there")
 
     def _resolve(self, start: tuple[str, ...], name: str, rel: str) -> tuple[str, ...]:
