@@ -320,7 +320,7 @@ def test_absolute_symlink_resolves_inside_the_root(tmp_path: Path) -> None:
     assert fs.read_text("etc/climb") is None and fs.path("etc/climb") == str(root / "etc" / "passwd")
     assert fs.path("slash/etc/passwd") == str(root / "etc" / "passwd")
     facts = Facts(fs, {})
-    assert facts.sysctl_configured["sunrpc.tcp_slot_table_entries"].value == "128"
+    assert facts.sysctl_configured.consumers[0].values["sunrpc.tcp_slot_table_entries"].value == "128"
 
 
 def test_absolute_sysfs_links_resolve_inside_the_root(tmp_path: Path) -> None:

@@ -253,6 +253,18 @@ def sunrpc_scn(name, check, desc, **meta) -> Root:
     return r
 
 
+def tuned_runs(r: Root, profile: str | None = "throughput-performance", reapply: str | None = None) -> None:
+    """tuned.service enabled with an active profile; reapply: tuned-main.conf reapply_sysctl."""
+    bx.install_units(r, ["tuned.service"])
+    bx.enable(r, "tuned.service")
+    if profile:
+        r.write("etc/tuned/active_profile", profile + "\n")
+        r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
+    if reapply is not None:
+        r.write("etc/tuned/tuned-main.conf", "# tuned-main.conf(5)\ndaemon = 1\ndynamic_tuning = 0\n"
+                f"reapply_sysctl = {reapply}\n")
+
+
 @scenario("sysctl")
 def _sysctl():
     P = "sunrpc-slot-table-persistent"
@@ -282,18 +294,55 @@ def _sysctl():
     sunrpc_runtime(r)
     r.write("etc/sysctl.d/50-other.conf", "vm.swappiness = 10\n")
 
-    r = sunrpc_scn("sysctl_conf_applied_last_wins_wrong.fail", P,
-                   "etc/sysctl.d says 128 but etc/sysctl.conf (applied last) says 65536",
+    # sysctl.conf(5) (procps-ng): "If you are using systemd-sysctl(8) ... it won't use the file
+    # /etc/sysctl.conf"; procps `sysctl --system` reads it last (sysctl.c PreloadSystem()).
+    r = sunrpc_scn("sysctl_conf_without_99_link_ignored_at_boot.fail", P,
+                   "only etc/sysctl.conf sets 128 (as seed 003 says), no sysctl.d link brings it to "
+                   "systemd-sysctl and tuned does not run: nothing sets it at boot",
+                   objects={"sunrpc.tcp_max_slot_table_entries": "fail", "sunrpc.tcp_slot_table_entries": "fail"})
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.conf")
+
+    r = sunrpc_scn("sysctl_conf_through_99_link.pass", P,
+                   "etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf (the RHEL/Debian link) brings etc/sysctl.conf "
+                   "(128) to systemd-sysctl")
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.conf")
+    r.symlink("etc/sysctl.d/99-sysctl.conf", "../sysctl.conf")
+
+    r = sunrpc_scn("sysctl_conf_link_applies_at_its_name.fail", P,
+                   "etc/sysctl.conf (128) comes through 99-sysctl.conf, but usr/lib/sysctl.d/99-zz-vendor.conf "
+                   "(65536) sorts after that name and wins",
+                   objects={"sunrpc.tcp_max_slot_table_entries": "fail", "sunrpc.tcp_slot_table_entries": "pass"})
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.conf")
+    r.symlink("etc/sysctl.d/99-sysctl.conf", "../sysctl.conf")
+    sysctl_file(r, "usr/lib/sysctl.d/99-zz-vendor.conf", slot=None, max_slot=65536, comment="vendor")
+
+    r = sunrpc_scn("procps_applies_sysctl_conf_last.fail", P,
+                   "etc/sysctl.d/90 says 128 (systemd-sysctl), but tuned's reapply_sysctl runs sysctl --system, "
+                   "which applies the unlinked etc/sysctl.conf (65536) last: the consumers disagree",
                    objects={"sunrpc.tcp_max_slot_table_entries": "fail", "sunrpc.tcp_slot_table_entries": "pass"})
     sunrpc_runtime(r)
     sysctl_file(r, "etc/sysctl.d/90-sas-anf.conf")
     r.write("etc/sysctl.conf", "# old tuning\nsunrpc.tcp_max_slot_table_entries=65536\n")
+    tuned_runs(r)
 
-    r = sunrpc_scn("sysctl_conf_applied_last_wins_right.pass", P,
-                   "etc/sysctl.d/99 says 16 but etc/sysctl.conf (applied last) says 128")
+    r = sunrpc_scn("procps_and_systemd_sysctl_agree.pass", P,
+                   "etc/sysctl.d/90 and the unlinked etc/sysctl.conf both say 128: systemd-sysctl and tuned's "
+                   "sysctl --system leave the same value")
     sunrpc_runtime(r)
-    sysctl_file(r, "etc/sysctl.d/99-old.conf", slot=16, max_slot=16)
+    sysctl_file(r, "etc/sysctl.d/90-sas-anf.conf")
     sysctl_file(r, "etc/sysctl.conf")
+    tuned_runs(r)
+
+    r = sunrpc_scn("tuned_reapply_sysctl_0_skips_sysctl_conf.pass", P,
+                   "tuned-main.conf reapply_sysctl = 0: tuned does not run sysctl --system, so the unlinked "
+                   "etc/sysctl.conf (65536) is applied by no one; sysctl.d says 128")
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.d/90-sas-anf.conf")
+    sysctl_file(r, "etc/sysctl.conf", slot=2, max_slot=65536, comment="old")
+    tuned_runs(r, reapply="0")
 
     r = sunrpc_scn("etc_shadows_usr_lib_same_name.pass", P,
                    "usr/lib/sysctl.d/50-sunrpc.conf (65536) is replaced by etc/sysctl.d/50-sunrpc.conf (128)")
@@ -348,9 +397,7 @@ def _sysctl():
 
     r = sunrpc_scn("modprobe_etc_shadows_usr_lib_same_name.pass", P,
                    "etc/modprobe.d/50-sunrpc.conf (128) replaces usr/lib/modprobe.d/50-sunrpc.conf (65536) of "
-                   "the same name (modprobe.d(5))",
-                   xfail="facts/sysctl.py read_configured() applies every etc/modprobe.d file and then every "
-                         "usr/lib/modprobe.d file, without same-name shadowing: the usr/lib value wins")
+                   "the same name (modprobe.d(5))")
     sunrpc_runtime(r)
     r.write("usr/lib/modprobe.d/50-sunrpc.conf", "options sunrpc tcp_slot_table_entries=2 "
                                                  "tcp_max_slot_table_entries=65536\n")
@@ -359,10 +406,7 @@ def _sysctl():
 
     r = sunrpc_scn("vendor_file_masked_with_dev_null.pass", P,
                    "usr/lib/sysctl.d/99-vendor.conf (65536) is masked by etc/sysctl.d/99-vendor.conf -> /dev/null "
-                   "(sysctl.d(5)); etc/sysctl.d/90-sas-anf.conf sets 128",
-                   xfail="facts/sysctl.py read_configured() calls fs.read_required() on etc/sysctl.d/99-vendor.conf, "
-                         "a symlink to /dev/null (absent in a snapshot root): FactError makes the whole check "
-                         "`error` instead of treating the masked file as empty")
+                   "(sysctl.d(5)); etc/sysctl.d/90-sas-anf.conf sets 128")
     sunrpc_runtime(r)
     sysctl_file(r, "etc/sysctl.d/90-sas-anf.conf")
     sysctl_file(r, "usr/lib/sysctl.d/99-vendor.conf", slot=2, max_slot=65536)
@@ -391,6 +435,7 @@ def _sysctl():
     r.write("etc/tuned/sas-base/tuned.conf", "[main]\nsummary=SAS base\ninclude=throughput-performance\n\n[sysctl]\n"
             "vm.dirty_bytes = 31457280\nvm.dirty_expire_centisecs = 100\nvm.dirty_writeback_centisecs = 300\n")
     r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
+    tuned_runs(r, profile=None)
 
     r = Root("sysctl", "tuned_value_overridden_by_sysctl_d.fail", D,
              "tuned [sysctl] sets vm.dirty_bytes but etc/sysctl.d (re-applied after tuned) sets 0",
@@ -401,6 +446,17 @@ def _sysctl():
             "vm.dirty_bytes = 31457280\nvm.dirty_expire_centisecs = 100\nvm.dirty_writeback_centisecs = 300\n")
     r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
     r.write("etc/sysctl.d/99-dirty.conf", "vm.dirty_bytes = 0\nvm.dirty_ratio = 20\n")
+    tuned_runs(r, profile=None)
+
+    r = Root("sysctl", "tuned_service_disabled_profile_not_applied.fail", D,
+             "the active profile's [sysctl] has the dirty values, but tuned.service is not enabled: nothing "
+             "applies them at boot", objects={"vm.dirty_bytes": "fail"})
+    nfs_host(r)
+    r.write("etc/tuned/active_profile", "sas-performance\n")
+    r.write("etc/tuned/sas-performance/tuned.conf", "[main]\ninclude=throughput-performance\n\n[sysctl]\n"
+            "vm.dirty_bytes = 31457280\nvm.dirty_expire_centisecs = 100\nvm.dirty_writeback_centisecs = 300\n")
+    r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
+    bx.install_units(r, ["tuned.service"])
 
     r = Root("sysctl", "tuned_profile_not_active.fail", D,
              "the custom profile with the dirty values exists but balanced is active")
@@ -453,10 +509,7 @@ def _service_disabled():
 
     r = units_host("uninstalled_dangling_wants_link.pass",
                    "package removed, a dangling multi-user.target.wants link remains: systemd cannot load "
-                   "the unit, so nothing starts it at boot",
-                   xfail="facts/services.py read_unit_state() counts a .wants entry with fs.exists(), which "
-                         "(since fs.py's exists() became lexists on the link itself) is true for a dangling link: "
-                         "the removed unit is reported `enabled`")
+                   "the unit, so nothing starts it at boot")
     bx.enable(r, "irqbalance.service")
 
 
@@ -547,9 +600,7 @@ def _nfs_mount_options():
             objects={"/sas data": "pass"})
     nfs_scn("fstab_trailing_slash.pass", NFS_FS,
             "fstab names the mount point /sasdata/ (mount(8) and systemd-fstab-generator normalise it to /sasdata)",
-            fstab_entries=[fs_entry(mnt="/sasdata/")],
-            xfail="kinds/nfs_mount_options.py matches fstab entries by the exact `file` string "
-                  "(entries.get(mount.mount_point)); `/sasdata/` in fstab is reported as `no fstab entry`")
+            fstab_entries=[fs_entry(mnt="/sasdata/")])
 
 
 # --------------------------------------------------------------------------------------
@@ -792,9 +843,7 @@ def _accelerated_networking():
     hv_netvsc_only(r, state="down")
     r = Root(K, "vf_down.fail", C,
              "the VF is down: netvsc keeps the data path on the synthetic NIC (netvsc_vf_changed)",
-             objects={"eth0": "fail"},
-             xfail="kinds/accelerated_networking.py counts any lower_<vf> with a VF driver, ignoring the VF's "
-                   "operstate; a down VF carries no traffic, yet eth0 passes")
+             objects={"eth0": "fail"})
     azure_host(r)
     an_pair(r, msi=range(24, 33), vf_state="down")
     r = Root(K, "not_azure.notapplicable", C, "a VMware VM")
@@ -1006,10 +1055,7 @@ def _irq_affinity():
     r.write("proc/interrupts", "           CPU0       CPU1       CPU2       CP")
     r = irq_scn(K, "proc_interrupts_truncated_before_nic_rows.error", C,
                 "proc/interrupts cut after the legacy rows: the NIC's rows (names) are missing, so control and "
-                "data vectors cannot be told apart",
-                meta={"xfail": "kinds/nic_irqs.py data_irqs() treats an msi IRQ without a proc/interrupts row "
-                               "as a data vector (name ''), so the control vector mlx5_async0 on CPU 0 makes the "
-                               "check fail instead of error"})
+                "data vectors cannot be told apart")
     with open(os.path.join(r.path, "proc/interrupts")) as f:
         text = f.read()
     r.write("proc/interrupts", "".join(text.splitlines(keepends=True)[:3]))
