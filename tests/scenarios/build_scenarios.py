@@ -502,6 +502,40 @@ def _service_disabled():
     bx.install_units(r, ["irqbalance.service"])
     r.symlink("run/systemd/system/irqbalance.service", "/dev/null")
 
+    # systemd.unit(5) "System Unit Search Path"; systemctl(1) mask --runtime: "/run ... lost on reboot"
+    r = units_host("runtime_mask_only.fail",
+                   "enabled, masked only in run/systemd/system (systemctl mask --runtime): /run is emptied at boot, "
+                   "so the next boot starts irqbalance", objects={"irqbalance.service": "fail"})
+    bx.install_units(r, ["irqbalance.service"])
+    bx.enable(r, "irqbalance.service")
+    r.symlink("run/systemd/system/irqbalance.service", "/dev/null")
+
+    r = units_host("empty_unit_file_in_etc_masks.pass",
+                   "enabled, but etc/systemd/system/irqbalance.service is an empty file: an empty unit file is "
+                   "masked (systemd.unit(5))")
+    bx.install_units(r, ["irqbalance.service"])
+    bx.enable(r, "irqbalance.service")
+    r.write("etc/systemd/system/irqbalance.service", "")
+
+    r = units_host("etc_unit_overrides_vendor_mask.fail",
+                   "usr/lib/systemd/system/irqbalance.service -> /dev/null, but a real unit file of the same name "
+                   "in etc/systemd/system comes first in the search path and is enabled")
+    r.symlink("usr/lib/systemd/system/irqbalance.service", "/dev/null")
+    r.write("etc/systemd/system/irqbalance.service", IRQBALANCE_UNIT)
+    bx.enable(r, "irqbalance.service", where="/etc/systemd/system")
+
+    r = units_host("usr_local_lib_unit_enabled.fail",
+                   "unit installed in usr/local/lib/systemd/system (search path) and enabled")
+    r.write("usr/local/lib/systemd/system/irqbalance.service", IRQBALANCE_UNIT)
+    bx.enable(r, "irqbalance.service", where="/usr/local/lib/systemd/system")
+
+    r = units_host("runtime_enable_only.pass",
+                   "installed, wanted only from run/systemd/system/multi-user.target.wants (enable --runtime): "
+                   "nothing starts it at the next boot")
+    bx.install_units(r, ["irqbalance.service"])
+    r.symlink("run/systemd/system/multi-user.target.wants/irqbalance.service",
+              "/usr/lib/systemd/system/irqbalance.service")
+
     units_host("not_installed.pass", "no irqbalance unit anywhere")
 
     r = units_host("disabled.pass", "installed, no wants link")
@@ -519,6 +553,18 @@ def _process_absent():
     r = Root("process_absent", "irqbalance_running.fail", "irqbalance-disabled", "proc/1163/comm is irqbalance",
              objects={"irqbalance": "fail"})
     bx.processes(r, {**procs, 1163: "irqbalance"})
+    # proc(5) "Mount options": hidepid=2 (invisible) hides other users' pid folders,
+    # hidepid=1 (noaccess) lists them but denies their files
+    r = Root("process_absent", "hidepid_invisible_only_own_pids.error", "irqbalance-disabled",
+             "collected by a non-root user under hidepid=2: only its own pids are visible, pid 1 is not")
+    bx.processes(r, {4711: "bash", 4790: "tunewatch"})
+    r = Root("process_absent", "hidepid_unreadable.error", "irqbalance-disabled",
+             "hidepid=1: every pid folder is listed but none of their comm files could be read")
+    for pid in procs:
+        r.mkdir(f"proc/{pid}")
+    r = Root("process_absent", "no_pid_folders.error", "irqbalance-disabled",
+             "a snapshot without any proc/<pid> folder: the process list is absent, not empty")
+    r.value("proc/sys/kernel/osrelease", AZ_KERNEL)
     r = Root("process_absent", "absent.pass", "irqbalance-disabled", "no irqbalance process")
     bx.processes(r, procs)
     r = Root("process_absent", "similar_names.pass", "irqbalance-disabled",
@@ -607,11 +653,13 @@ def _nfs_mount_options():
 # nfs_nconnect
 # --------------------------------------------------------------------------------------
 
-def nconnect_scn(name, desc, kernel, os_key, nconnect, **meta):
-    r = Root("nfs_nconnect", name, "nfs-nconnect", desc, **meta)
+def nconnect_scn(name, desc, kernel, os_key, nconnect, check="nfs-nconnect", fstab_opts=None, **meta):
+    r = Root("nfs_nconnect", name, check, desc, **meta)
     opts = SUPER if nconnect == 8 else (SUPER.replace("nconnect=8", f"nconnect={nconnect}") if nconnect
                                          else SUPER.replace("nconnect=8,", ""))
-    nfs_host(r, kernel=kernel, os_key=os_key, lines=[nfs_line(super_opts=opts)])
+    nfs_host(r, kernel=kernel, os_key=os_key, lines=[nfs_line(super_opts=opts)],
+             fstab_entries=None if fstab_opts is None else ([fs_entry(fstab_opts)] if fstab_opts else []))
+    return r
 
 
 @scenario("nfs_nconnect")
@@ -630,6 +678,27 @@ def _nfs_nconnect():
     nconnect_scn("old_kernel_but_mount_shows_nconnect.pass",
                  "SLES 12 SP5 kernel 4.12 (not in the table) but the mount shows nconnect=8: proves support",
                  "4.12.14-122.37-default", "sles12sp5", 8)
+    r = nconnect_scn("kernel_version_unreadable.error",
+                     "proc/sys/kernel/osrelease missing: support unknown, and the mount shows no nconnect",
+                     AZ_KERNEL, "sles15sp4", None, objects={"/sasdata": "error"})
+    os.remove(os.path.join(r.path, "proc/sys/kernel/osrelease"))
+    r = nconnect_scn("kernel_unknown_but_mount_shows_nconnect.pass",
+                     "kernel version unknown, but the mount shows nconnect=8, which proves support",
+                     AZ_KERNEL, "sles15sp4", 8)
+    os.remove(os.path.join(r.path, "proc/sys/kernel/osrelease"))
+    P = "nfs-nconnect-persistent"
+    no_nc = FSTAB_OPTS.replace(",nconnect=8", "")
+    nconnect_scn("fstab_nconnect_8.pass", "the fstab line carries nconnect=8", AZ_KERNEL, "sles15sp4", 8, check=P,
+                 fstab_opts=FSTAB_OPTS)
+    nconnect_scn("remounted_with_nconnect_fstab_without.fail",
+                 "remounted by hand with nconnect=8, but the fstab line lacks it: the next boot mounts with one "
+                 "connection", RHEL84_KERNEL, "rhel84", 8, check=P, fstab_opts=no_nc, objects={"/sasdata": "fail"})
+    nconnect_scn("fstab_nconnect_4.fail", "fstab says nconnect=4", AZ_KERNEL, "sles15sp4", 4, check=P,
+                 fstab_opts=no_nc + ",nconnect=4")
+    nconnect_scn("fstab_not_listed.fail", "mounted by hand, no fstab line", AZ_KERNEL, "sles15sp4", 8, check=P,
+                 fstab_opts="")
+    nconnect_scn("fstab_kernel_without_nconnect.notapplicable", "RHEL 8.2 4.18.0-193: no nconnect to persist",
+                 "4.18.0-193.el8.x86_64", "rhel82", None, check=P, fstab_opts=no_nc)
     nconnect_scn("nconnect_4.fail", "nconnect=4 instead of 8", AZ_KERNEL, "sles15sp4", 4)
     nconnect_scn("ubuntu_5_4_without_nconnect.fail", "Ubuntu 20.04 azure kernel 5.4 >= 5.3",
                  "5.4.0-1109-azure", "ubuntu2004", None)
@@ -763,6 +832,18 @@ def _nic_channels():
                  combined=0, combined_max=0, ncomp=24, nodes=n64, vf_driver="sys/bus/pci/drivers/mlx4_core",
                  channels={"rx-max": 32, "tx-max": 32, "other-max": 0, "combined-max": 0,
                            "rx": 24, "tx": 24, "other": 0, "combined": 0}, objects={"enP1s1": "fail"})
+    n32 = {0: list(range(32)), 1: list(range(32, 64))}
+    channels_scn("sas_profile_queues_equal_node_cpus.pass",
+                 "azure-sas-grid-anf (seed 003): 32 queues on a 32-CPU node are fine (no 16 limit)",
+                 combined=32, nodes=n32, profile="azure-sas-grid-anf", objects={"enP1s1": "pass"})
+    channels_scn("sas_profile_queues_above_node_cpus.fail",
+                 "azure-sas-grid-anf: 12 queues on a node of 8 CPUs",
+                 combined=12, combined_max=16, profile="azure-sas-grid-anf", objects={"enP1s1": "fail"})
+    channels_scn("hana_profile_32_queues.fail", "azure-sap-hana (seed 000): 32 queues on a 32-CPU node exceed 16",
+                 combined=32, nodes=n32, profile="azure-sap-hana", objects={"enP1s1": "fail"})
+    r = channels_scn("bonding_masters_file_ignored.pass", "sys/class/net/bonding_masters beside the NICs",
+                     combined=8, combined_max=16)
+    r.write("sys/class/net/bonding_masters", "\n")
     r = Root("nic_channels", "hv_netvsc_without_vf.notapplicable", "nic-queue-count",
              "a synthetic NIC without a VF has no queues judged here")
     azure_host(r)
@@ -846,6 +927,30 @@ def _accelerated_networking():
              objects={"eth0": "fail"})
     azure_host(r)
     an_pair(r, msi=range(24, 33), vf_state="down")
+    # SPEC 2: Azure's DMI chassis asset tag 7783-7084-3265-9085-8269-3286-77; Hyper-V on premises
+    # reports sys_vendor "Microsoft Corporation" too, without Azure services
+    r = Root(K, "azure_vendor_without_asset_tag.notapplicable", C,
+             "Hyper-V on premises: vendor Microsoft Corporation, no Azure asset tag, hv_netvsc without VF")
+    azure_host(r)
+    r.value("sys/class/dmi/id/chassis_asset_tag", "")
+    hv_netvsc_only(r)
+    r = Root(K, "hyperv_on_premises_asset_tag_none.notapplicable", C,
+             "Hyper-V on premises with a chassis asset tag set by the owner")
+    azure_host(r)
+    r.value("sys/class/dmi/id/chassis_asset_tag", "ACME-0042")
+    hv_netvsc_only(r)
+    r = Root(K, "azure_asset_tag_other_vendor_string.fail", C,
+             "the Azure asset tag decides even with an unexpected vendor string: eth0 without VF fails",
+             objects={"eth0": "fail"})
+    azure_host(r)
+    r.value("sys/class/dmi/id/sys_vendor", "Microsoft Corp.")
+    hv_netvsc_only(r)
+    r = Root(K, "bonding_masters_file_is_not_an_interface.pass", C,
+             "sys/class/net/bonding_masters (the bonding driver's control file) next to an AN pair",
+             objects={"eth0": "pass"})
+    azure_host(r)
+    an_pair(r, msi=range(24, 33))
+    r.write("sys/class/net/bonding_masters", "bond0\n")
     r = Root(K, "not_azure.notapplicable", C, "a VMware VM")
     vmware_host(r)
     vmxnet3_nic(r, msi=range(59, 68))
@@ -1008,6 +1113,22 @@ def virtio_host(r: Root, *, numa=0, cpus=(2, 3, 4, 5)) -> None:
     interrupts(r, NODES16, rows, hyperv=False, affinity=aff)
 
 
+def control_vector_host(r: Root, *, control: list[str], data: list[str], data_cpus=None,
+                        kernel=AZ_KERNEL, os_key="sles15sp4", vf_driver=bx.MLX5_DRIVER) -> None:
+    """An AN VF whose IRQ names are given as the driver registers them (`%s@pci:<bdf>`): the
+    control vectors sit on every CPU (as irqbalance or the driver left them), data on 2.."""
+    azure_host(r, kernel=kernel, os_key=os_key)
+    n = len(control) + len(data)
+    _, _, bdf = an_pair(r, msi=range(24, 24 + n), vf_driver=vf_driver)
+    cpus = data_cpus or [[2 + k % 6] for k in range(len(data))]
+    rows = [(24 + k, [0], "Hyper-V PCIe MSI", f"{name}@pci:{bdf}") for k, name in enumerate(control)]
+    rows += [(24 + len(control) + k, cpus[k], "Hyper-V PCIe MSI", f"{name}@pci:{bdf}") for k, name in enumerate(data)]
+    aff = affinity_of(rows)
+    for k in range(len(control)):
+        aff[24 + k] = (list(range(16)), [0])
+    interrupts(r, NODES16, rows, affinity=aff)
+
+
 @scenario("irq_affinity")
 def _irq_affinity():
     K, C = "irq_affinity", "nic-irq-affinity"
@@ -1047,6 +1168,43 @@ def _irq_affinity():
     irq_scn(K, "node_nic_profile_nic_on_node1.pass", C,
             "azure-sas-grid-anf (node: nic): the VF is on node 1 and its IRQs on CPUs 10-15",
             numa=1, placement=[[10 + i % 6] for i in range(8)], meta={"profile": "azure-sas-grid-anf"})
+    # control vector names by driver and kernel (checks/network/nic-irq-affinity.yaml cites the sources)
+    irq_scn(K, "mlx5_4_18_cmd_async_pages_eq_excluded.pass", C,
+            "kernel 4.18 (eq.c mlx5_start_eqs): mlx5_cmd_eq, mlx5_async_eq and mlx5_pages_eq on all CPUs are "
+            "control; mlx5_comp0-5 on CPUs 2-7",
+            host=lambda r: control_vector_host(r, control=["mlx5_cmd_eq", "mlx5_async_eq", "mlx5_pages_eq"],
+                                               data=[f"mlx5_comp{k}" for k in range(6)],
+                                               kernel="4.18.0-193.el8.x86_64", os_key="rhel82"),
+            meta={"objects": {"enP1s1/irq27": "pass"}})
+    irq_scn(K, "mlx5_old_kernel_async_excluded.pass", C,
+            "kernel 5.4 (pci_irq.c irq_set_name): one mlx5_async@pci: control vector on all CPUs",
+            host=lambda r: control_vector_host(r, control=["mlx5_async"], data=[f"mlx5_comp{k}" for k in range(6)],
+                                               kernel="5.4.0-1109-azure", os_key="ubuntu2004"))
+    irq_scn(K, "mlx5_old_kernel_comp_on_cpu0.fail", C,
+            "kernel 4.18 names: the control vectors are excluded, but mlx5_comp0 on CPU 0 is data and fails",
+            host=lambda r: control_vector_host(r, control=["mlx5_cmd_eq", "mlx5_async_eq", "mlx5_pages_eq"],
+                                               data=[f"mlx5_comp{k}" for k in range(4)],
+                                               data_cpus=[[0], [3], [4], [5]],
+                                               kernel="4.18.0-193.el8.x86_64", os_key="rhel82"),
+            meta={"objects": {"enP1s1/irq27": "fail", "enP1s1/irq28": "pass"}})
+    irq_scn(K, "mana_hwc_excluded.pass", C,
+            "MANA (gdma_main.c mana_gd_setup_irqs): mana_hwc@pci: on all CPUs is the hardware channel, "
+            "mana_q0-5 on CPUs 2-7",
+            host=lambda r: control_vector_host(r, control=["mana_hwc"], data=[f"mana_q{k}" for k in range(6)],
+                                               vf_driver="sys/bus/pci/drivers/mana"))
+    irq_scn(K, "mana_q_on_cpu1.fail", C, "MANA data vector mana_q1 pinned to CPU 1",
+            host=lambda r: control_vector_host(r, control=["mana_hwc"], data=[f"mana_q{k}" for k in range(4)],
+                                               data_cpus=[[2], [1], [4], [5]], vf_driver="sys/bus/pci/drivers/mana"),
+            meta={"objects": {"enP1s1/irq26": "fail", "enP1s1/irq25": "pass"}})
+    irq_scn(K, "sas_profile_cpu0_allowed_on_nic_node.pass", C,
+            "azure-sas-grid-anf (seed 003): IRQs anywhere on the NIC's node; comp0 on CPU 0 and comp1 on CPU 1 "
+            "are fine there (seed 000's CPU 0-1 exclusion does not apply)",
+            placement=[[0], [1], [2], [3], [4], [5], [6], [7]],
+            meta={"profile": "azure-sas-grid-anf", "objects": {"enP1s1/irq25": "pass", "enP1s1/irq26": "pass"}})
+    irq_scn(K, "sas_profile_irqs_off_nic_node.fail", C,
+            "azure-sas-grid-anf: the VF is on node 0 but its IRQs sit on node 1 (CPUs 8-13)",
+            placement=[[8 + i % 6] for i in range(8)],
+            meta={"profile": "azure-sas-grid-anf", "objects": {"enP1s1/irq25": "fail"}})
     r = irq_scn(K, "garbage_proc_interrupts.error", C, "proc/interrupts is not text from the kernel")
     r.write("proc/interrupts", "\x7fELF\x02\x01\x01\x00garbage\n\x00\x00\x00\n")
     r = irq_scn(K, "proc_interrupts_empty.error", C, "proc/interrupts is an empty file (a failed copy)")
