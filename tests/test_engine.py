@@ -339,3 +339,108 @@ def test_absolute_sysfs_links_resolve_inside_the_root(tmp_path: Path) -> None:
     iface = Facts(FS(str(root)), {}).interfaces["ens192"]
     assert (iface.driver, iface.numa_node, iface.msi_irqs, iface.bus_info) == ("vmxnet3", 1, (59,), "0000:0b:00.0")
     assert iface.up
+
+
+# -- a process list a non-root scanner cannot see is `error`, never "irqbalance not running" --
+# proc(5) "Mount options": hidepid=2 (invisible) hides other users' /proc/<pid> folders;
+# hidepid=1 (noaccess) and 0500 pid folders deny their files. Both are run for real: a forked
+# child drops to uid nobody (after the parent imported everything, since the interpreter
+# lives under /root, mode 0700) and scans; the hidepid=2 case mounts a real procfs in a
+# private mount namespace (unshare(CLONE_NEWNS)), so the host's /proc is never touched.
+
+NOBODY = 65534
+CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x00020000, 0x4000, 0x40000
+IN_CI = os.environ.get("CI") == "true"
+
+
+def _skip_or_fail(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: this test must run)")
+    pytest.skip(reason)
+
+
+def _scan_irqbalance_as_nobody(root: str, mount_hidepid: bool = False) -> dict:
+    """Fork; the child (optionally in a new mount namespace with a hidepid=2 procfs on
+    root/proc) becomes uid/gid nobody and scans `root`; returns irqbalance-disabled's result."""
+    import ctypes
+    content = Content()
+    profile = content.resolve("azure-sap-hana")
+    libc = ctypes.CDLL(None, use_errno=True)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never returns into pytest
+        status = 0
+        try:
+            os.close(read_fd)
+            if mount_hidepid:
+                if libc.unshare(CLONE_NEWNS) != 0:
+                    raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+                if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+                    raise OSError(ctypes.get_errno(), "mount --make-rprivate /")
+                target = os.path.join(root, "proc").encode()
+                if libc.mount(b"proc", target, b"proc", 0, b"hidepid=2") != 0:
+                    raise OSError(ctypes.get_errno(), "mount -t proc -o hidepid=2")
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            result = next(r for r in engine.scan(content, profile, root).results if r.check == "irqbalance-disabled")
+            payload = {"status": result.status, "messages": [o.message for o in result.objects], "uid": os.getuid()}
+        except OSError as e:
+            payload, status = {"setup_error": f"{e.strerror or e}: {e.filename or ''}"}, 3
+        except BaseException as e:  # noqa: BLE001 - report, never fall into the parent's pytest
+            payload, status = {"crash": f"{type(e).__name__}: {e}"}, 4
+        os.write(write_fd, json.dumps(payload).encode())
+        os._exit(status)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(data or b"{}")
+
+
+@pytest.fixture
+def open_root():
+    """A snapshot folder uid nobody can reach (pytest's own tmp folders are 0700 root)."""
+    import tempfile
+    base = Path(tempfile.mkdtemp(prefix="tunewatch-hidepid-"))
+    os.chmod(base, 0o755)
+    try:
+        yield base
+    finally:
+        for d, _dirs, _files in os.walk(base):
+            os.chmod(d, 0o755)
+        shutil.rmtree(base)
+
+
+def test_pid_folders_mode_0500_give_error_for_a_non_root_scan(open_root: Path) -> None:
+    if os.geteuid() != 0:
+        _skip_or_fail("needs root to create root-owned 0500 pid folders and switch to uid nobody")
+    root = open_root
+    for pid, comm in {1: "systemd", 2: "kthreadd", 1163: "irqbalance", 1290: "sshd"}.items():
+        d = root / "proc" / str(pid)
+        d.mkdir(parents=True)
+        (d / "comm").write_text(comm + "\n")
+        os.chmod(d, 0o500)  # root-owned, like a pid folder under hidepid=1
+    os.chmod(root / "proc", 0o555)
+    got = _scan_irqbalance_as_nobody(str(root))
+    assert got.get("uid") == NOBODY, got
+    assert got["status"] == ERROR, got
+    assert any("process list unreadable" in m for m in got["messages"]), got
+    # the same snapshot scanned as root sees irqbalance running
+    result = next(r for r in engine.scan(Content(), Content().resolve("azure-sap-hana"), str(root)).results
+                  if r.check == "irqbalance-disabled")
+    assert result.status == FAIL
+
+
+def test_real_hidepid_2_procfs_gives_error_for_a_non_root_scan(open_root: Path) -> None:
+    if os.geteuid() != 0:
+        _skip_or_fail("needs root for unshare(CLONE_NEWNS) and mount -t proc")
+    root = open_root
+    (root / "proc").mkdir()
+    got = _scan_irqbalance_as_nobody(str(root), mount_hidepid=True)
+    if "setup_error" in got:
+        _skip_or_fail(f"cannot mount a hidepid=2 procfs here: {got['setup_error']}")
+    assert got.get("uid") == NOBODY, got
+    assert got["status"] == ERROR, got
+    assert any("proc/1 is not visible" in m for m in got["messages"]), got
+    assert not os.listdir(root / "proc"), "the procfs must have stayed inside the child's mount namespace"
