@@ -253,6 +253,18 @@ def sunrpc_scn(name, check, desc, **meta) -> Root:
     return r
 
 
+def tuned_runs(r: Root, profile: str | None = "throughput-performance", reapply: str | None = None) -> None:
+    """tuned.service enabled with an active profile; reapply: tuned-main.conf reapply_sysctl."""
+    bx.install_units(r, ["tuned.service"])
+    bx.enable(r, "tuned.service")
+    if profile:
+        r.write("etc/tuned/active_profile", profile + "\n")
+        r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
+    if reapply is not None:
+        r.write("etc/tuned/tuned-main.conf", "# tuned-main.conf(5)\ndaemon = 1\ndynamic_tuning = 0\n"
+                f"reapply_sysctl = {reapply}\n")
+
+
 @scenario("sysctl")
 def _sysctl():
     P = "sunrpc-slot-table-persistent"
@@ -282,18 +294,55 @@ def _sysctl():
     sunrpc_runtime(r)
     r.write("etc/sysctl.d/50-other.conf", "vm.swappiness = 10\n")
 
-    r = sunrpc_scn("sysctl_conf_applied_last_wins_wrong.fail", P,
-                   "etc/sysctl.d says 128 but etc/sysctl.conf (applied last) says 65536",
+    # sysctl.conf(5) (procps-ng): "If you are using systemd-sysctl(8) ... it won't use the file
+    # /etc/sysctl.conf"; procps `sysctl --system` reads it last (sysctl.c PreloadSystem()).
+    r = sunrpc_scn("sysctl_conf_without_99_link_ignored_at_boot.fail", P,
+                   "only etc/sysctl.conf sets 128 (as seed 003 says), no sysctl.d link brings it to "
+                   "systemd-sysctl and tuned does not run: nothing sets it at boot",
+                   objects={"sunrpc.tcp_max_slot_table_entries": "fail", "sunrpc.tcp_slot_table_entries": "fail"})
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.conf")
+
+    r = sunrpc_scn("sysctl_conf_through_99_link.pass", P,
+                   "etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf (the RHEL/Debian link) brings etc/sysctl.conf "
+                   "(128) to systemd-sysctl")
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.conf")
+    r.symlink("etc/sysctl.d/99-sysctl.conf", "../sysctl.conf")
+
+    r = sunrpc_scn("sysctl_conf_link_applies_at_its_name.fail", P,
+                   "etc/sysctl.conf (128) comes through 99-sysctl.conf, but usr/lib/sysctl.d/99-zz-vendor.conf "
+                   "(65536) sorts after that name and wins",
+                   objects={"sunrpc.tcp_max_slot_table_entries": "fail", "sunrpc.tcp_slot_table_entries": "pass"})
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.conf")
+    r.symlink("etc/sysctl.d/99-sysctl.conf", "../sysctl.conf")
+    sysctl_file(r, "usr/lib/sysctl.d/99-zz-vendor.conf", slot=None, max_slot=65536, comment="vendor")
+
+    r = sunrpc_scn("procps_applies_sysctl_conf_last.fail", P,
+                   "etc/sysctl.d/90 says 128 (systemd-sysctl), but tuned's reapply_sysctl runs sysctl --system, "
+                   "which applies the unlinked etc/sysctl.conf (65536) last: the consumers disagree",
                    objects={"sunrpc.tcp_max_slot_table_entries": "fail", "sunrpc.tcp_slot_table_entries": "pass"})
     sunrpc_runtime(r)
     sysctl_file(r, "etc/sysctl.d/90-sas-anf.conf")
     r.write("etc/sysctl.conf", "# old tuning\nsunrpc.tcp_max_slot_table_entries=65536\n")
+    tuned_runs(r)
 
-    r = sunrpc_scn("sysctl_conf_applied_last_wins_right.pass", P,
-                   "etc/sysctl.d/99 says 16 but etc/sysctl.conf (applied last) says 128")
+    r = sunrpc_scn("procps_and_systemd_sysctl_agree.pass", P,
+                   "etc/sysctl.d/90 and the unlinked etc/sysctl.conf both say 128: systemd-sysctl and tuned's "
+                   "sysctl --system leave the same value")
     sunrpc_runtime(r)
-    sysctl_file(r, "etc/sysctl.d/99-old.conf", slot=16, max_slot=16)
+    sysctl_file(r, "etc/sysctl.d/90-sas-anf.conf")
     sysctl_file(r, "etc/sysctl.conf")
+    tuned_runs(r)
+
+    r = sunrpc_scn("tuned_reapply_sysctl_0_skips_sysctl_conf.pass", P,
+                   "tuned-main.conf reapply_sysctl = 0: tuned does not run sysctl --system, so the unlinked "
+                   "etc/sysctl.conf (65536) is applied by no one; sysctl.d says 128")
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.d/90-sas-anf.conf")
+    sysctl_file(r, "etc/sysctl.conf", slot=2, max_slot=65536, comment="old")
+    tuned_runs(r, reapply="0")
 
     r = sunrpc_scn("etc_shadows_usr_lib_same_name.pass", P,
                    "usr/lib/sysctl.d/50-sunrpc.conf (65536) is replaced by etc/sysctl.d/50-sunrpc.conf (128)")
@@ -348,9 +397,7 @@ def _sysctl():
 
     r = sunrpc_scn("modprobe_etc_shadows_usr_lib_same_name.pass", P,
                    "etc/modprobe.d/50-sunrpc.conf (128) replaces usr/lib/modprobe.d/50-sunrpc.conf (65536) of "
-                   "the same name (modprobe.d(5))",
-                   xfail="facts/sysctl.py read_configured() applies every etc/modprobe.d file and then every "
-                         "usr/lib/modprobe.d file, without same-name shadowing: the usr/lib value wins")
+                   "the same name (modprobe.d(5))")
     sunrpc_runtime(r)
     r.write("usr/lib/modprobe.d/50-sunrpc.conf", "options sunrpc tcp_slot_table_entries=2 "
                                                  "tcp_max_slot_table_entries=65536\n")
@@ -359,10 +406,7 @@ def _sysctl():
 
     r = sunrpc_scn("vendor_file_masked_with_dev_null.pass", P,
                    "usr/lib/sysctl.d/99-vendor.conf (65536) is masked by etc/sysctl.d/99-vendor.conf -> /dev/null "
-                   "(sysctl.d(5)); etc/sysctl.d/90-sas-anf.conf sets 128",
-                   xfail="facts/sysctl.py read_configured() calls fs.read_required() on etc/sysctl.d/99-vendor.conf, "
-                         "a symlink to /dev/null (absent in a snapshot root): FactError makes the whole check "
-                         "`error` instead of treating the masked file as empty")
+                   "(sysctl.d(5)); etc/sysctl.d/90-sas-anf.conf sets 128")
     sunrpc_runtime(r)
     sysctl_file(r, "etc/sysctl.d/90-sas-anf.conf")
     sysctl_file(r, "usr/lib/sysctl.d/99-vendor.conf", slot=2, max_slot=65536)
@@ -391,6 +435,7 @@ def _sysctl():
     r.write("etc/tuned/sas-base/tuned.conf", "[main]\nsummary=SAS base\ninclude=throughput-performance\n\n[sysctl]\n"
             "vm.dirty_bytes = 31457280\nvm.dirty_expire_centisecs = 100\nvm.dirty_writeback_centisecs = 300\n")
     r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
+    tuned_runs(r, profile=None)
 
     r = Root("sysctl", "tuned_value_overridden_by_sysctl_d.fail", D,
              "tuned [sysctl] sets vm.dirty_bytes but etc/sysctl.d (re-applied after tuned) sets 0",
@@ -401,6 +446,17 @@ def _sysctl():
             "vm.dirty_bytes = 31457280\nvm.dirty_expire_centisecs = 100\nvm.dirty_writeback_centisecs = 300\n")
     r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
     r.write("etc/sysctl.d/99-dirty.conf", "vm.dirty_bytes = 0\nvm.dirty_ratio = 20\n")
+    tuned_runs(r, profile=None)
+
+    r = Root("sysctl", "tuned_service_disabled_profile_not_applied.fail", D,
+             "the active profile's [sysctl] has the dirty values, but tuned.service is not enabled: nothing "
+             "applies them at boot", objects={"vm.dirty_bytes": "fail"})
+    nfs_host(r)
+    r.write("etc/tuned/active_profile", "sas-performance\n")
+    r.write("etc/tuned/sas-performance/tuned.conf", "[main]\ninclude=throughput-performance\n\n[sysctl]\n"
+            "vm.dirty_bytes = 31457280\nvm.dirty_expire_centisecs = 100\nvm.dirty_writeback_centisecs = 300\n")
+    r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
+    bx.install_units(r, ["tuned.service"])
 
     r = Root("sysctl", "tuned_profile_not_active.fail", D,
              "the custom profile with the dirty values exists but balanced is active")
@@ -446,6 +502,40 @@ def _service_disabled():
     bx.install_units(r, ["irqbalance.service"])
     r.symlink("run/systemd/system/irqbalance.service", "/dev/null")
 
+    # systemd.unit(5) "System Unit Search Path"; systemctl(1) mask --runtime: "/run ... lost on reboot"
+    r = units_host("runtime_mask_only.fail",
+                   "enabled, masked only in run/systemd/system (systemctl mask --runtime): /run is emptied at boot, "
+                   "so the next boot starts irqbalance", objects={"irqbalance.service": "fail"})
+    bx.install_units(r, ["irqbalance.service"])
+    bx.enable(r, "irqbalance.service")
+    r.symlink("run/systemd/system/irqbalance.service", "/dev/null")
+
+    r = units_host("empty_unit_file_in_etc_masks.pass",
+                   "enabled, but etc/systemd/system/irqbalance.service is an empty file: an empty unit file is "
+                   "masked (systemd.unit(5))")
+    bx.install_units(r, ["irqbalance.service"])
+    bx.enable(r, "irqbalance.service")
+    r.write("etc/systemd/system/irqbalance.service", "")
+
+    r = units_host("etc_unit_overrides_vendor_mask.fail",
+                   "usr/lib/systemd/system/irqbalance.service -> /dev/null, but a real unit file of the same name "
+                   "in etc/systemd/system comes first in the search path and is enabled")
+    r.symlink("usr/lib/systemd/system/irqbalance.service", "/dev/null")
+    r.write("etc/systemd/system/irqbalance.service", IRQBALANCE_UNIT)
+    bx.enable(r, "irqbalance.service", where="/etc/systemd/system")
+
+    r = units_host("usr_local_lib_unit_enabled.fail",
+                   "unit installed in usr/local/lib/systemd/system (search path) and enabled")
+    r.write("usr/local/lib/systemd/system/irqbalance.service", IRQBALANCE_UNIT)
+    bx.enable(r, "irqbalance.service", where="/usr/local/lib/systemd/system")
+
+    r = units_host("runtime_enable_only.pass",
+                   "installed, wanted only from run/systemd/system/multi-user.target.wants (enable --runtime): "
+                   "nothing starts it at the next boot")
+    bx.install_units(r, ["irqbalance.service"])
+    r.symlink("run/systemd/system/multi-user.target.wants/irqbalance.service",
+              "/usr/lib/systemd/system/irqbalance.service")
+
     units_host("not_installed.pass", "no irqbalance unit anywhere")
 
     r = units_host("disabled.pass", "installed, no wants link")
@@ -453,10 +543,7 @@ def _service_disabled():
 
     r = units_host("uninstalled_dangling_wants_link.pass",
                    "package removed, a dangling multi-user.target.wants link remains: systemd cannot load "
-                   "the unit, so nothing starts it at boot",
-                   xfail="facts/services.py read_unit_state() counts a .wants entry with fs.exists(), which "
-                         "(since fs.py's exists() became lexists on the link itself) is true for a dangling link: "
-                         "the removed unit is reported `enabled`")
+                   "the unit, so nothing starts it at boot")
     bx.enable(r, "irqbalance.service")
 
 
@@ -466,6 +553,18 @@ def _process_absent():
     r = Root("process_absent", "irqbalance_running.fail", "irqbalance-disabled", "proc/1163/comm is irqbalance",
              objects={"irqbalance": "fail"})
     bx.processes(r, {**procs, 1163: "irqbalance"})
+    # proc(5) "Mount options": hidepid=2 (invisible) hides other users' pid folders,
+    # hidepid=1 (noaccess) lists them but denies their files
+    r = Root("process_absent", "hidepid_invisible_only_own_pids.error", "irqbalance-disabled",
+             "collected by a non-root user under hidepid=2: only its own pids are visible, pid 1 is not")
+    bx.processes(r, {4711: "bash", 4790: "tunewatch"})
+    r = Root("process_absent", "hidepid_unreadable.error", "irqbalance-disabled",
+             "hidepid=1: every pid folder is listed but none of their comm files could be read")
+    for pid in procs:
+        r.mkdir(f"proc/{pid}")
+    r = Root("process_absent", "no_pid_folders.error", "irqbalance-disabled",
+             "a snapshot without any proc/<pid> folder: the process list is absent, not empty")
+    r.value("proc/sys/kernel/osrelease", AZ_KERNEL)
     r = Root("process_absent", "absent.pass", "irqbalance-disabled", "no irqbalance process")
     bx.processes(r, procs)
     r = Root("process_absent", "similar_names.pass", "irqbalance-disabled",
@@ -547,20 +646,20 @@ def _nfs_mount_options():
             objects={"/sas data": "pass"})
     nfs_scn("fstab_trailing_slash.pass", NFS_FS,
             "fstab names the mount point /sasdata/ (mount(8) and systemd-fstab-generator normalise it to /sasdata)",
-            fstab_entries=[fs_entry(mnt="/sasdata/")],
-            xfail="kinds/nfs_mount_options.py matches fstab entries by the exact `file` string "
-                  "(entries.get(mount.mount_point)); `/sasdata/` in fstab is reported as `no fstab entry`")
+            fstab_entries=[fs_entry(mnt="/sasdata/")])
 
 
 # --------------------------------------------------------------------------------------
 # nfs_nconnect
 # --------------------------------------------------------------------------------------
 
-def nconnect_scn(name, desc, kernel, os_key, nconnect, **meta):
-    r = Root("nfs_nconnect", name, "nfs-nconnect", desc, **meta)
+def nconnect_scn(name, desc, kernel, os_key, nconnect, check="nfs-nconnect", fstab_opts=None, **meta):
+    r = Root("nfs_nconnect", name, check, desc, **meta)
     opts = SUPER if nconnect == 8 else (SUPER.replace("nconnect=8", f"nconnect={nconnect}") if nconnect
                                          else SUPER.replace("nconnect=8,", ""))
-    nfs_host(r, kernel=kernel, os_key=os_key, lines=[nfs_line(super_opts=opts)])
+    nfs_host(r, kernel=kernel, os_key=os_key, lines=[nfs_line(super_opts=opts)],
+             fstab_entries=None if fstab_opts is None else ([fs_entry(fstab_opts)] if fstab_opts else []))
+    return r
 
 
 @scenario("nfs_nconnect")
@@ -579,6 +678,27 @@ def _nfs_nconnect():
     nconnect_scn("old_kernel_but_mount_shows_nconnect.pass",
                  "SLES 12 SP5 kernel 4.12 (not in the table) but the mount shows nconnect=8: proves support",
                  "4.12.14-122.37-default", "sles12sp5", 8)
+    r = nconnect_scn("kernel_version_unreadable.error",
+                     "proc/sys/kernel/osrelease missing: support unknown, and the mount shows no nconnect",
+                     AZ_KERNEL, "sles15sp4", None, objects={"/sasdata": "error"})
+    os.remove(os.path.join(r.path, "proc/sys/kernel/osrelease"))
+    r = nconnect_scn("kernel_unknown_but_mount_shows_nconnect.pass",
+                     "kernel version unknown, but the mount shows nconnect=8, which proves support",
+                     AZ_KERNEL, "sles15sp4", 8)
+    os.remove(os.path.join(r.path, "proc/sys/kernel/osrelease"))
+    P = "nfs-nconnect-persistent"
+    no_nc = FSTAB_OPTS.replace(",nconnect=8", "")
+    nconnect_scn("fstab_nconnect_8.pass", "the fstab line carries nconnect=8", AZ_KERNEL, "sles15sp4", 8, check=P,
+                 fstab_opts=FSTAB_OPTS)
+    nconnect_scn("remounted_with_nconnect_fstab_without.fail",
+                 "remounted by hand with nconnect=8, but the fstab line lacks it: the next boot mounts with one "
+                 "connection", RHEL84_KERNEL, "rhel84", 8, check=P, fstab_opts=no_nc, objects={"/sasdata": "fail"})
+    nconnect_scn("fstab_nconnect_4.fail", "fstab says nconnect=4", AZ_KERNEL, "sles15sp4", 4, check=P,
+                 fstab_opts=no_nc + ",nconnect=4")
+    nconnect_scn("fstab_not_listed.fail", "mounted by hand, no fstab line", AZ_KERNEL, "sles15sp4", 8, check=P,
+                 fstab_opts="")
+    nconnect_scn("fstab_kernel_without_nconnect.notapplicable", "RHEL 8.2 4.18.0-193: no nconnect to persist",
+                 "4.18.0-193.el8.x86_64", "rhel82", None, check=P, fstab_opts=no_nc)
     nconnect_scn("nconnect_4.fail", "nconnect=4 instead of 8", AZ_KERNEL, "sles15sp4", 4)
     nconnect_scn("ubuntu_5_4_without_nconnect.fail", "Ubuntu 20.04 azure kernel 5.4 >= 5.3",
                  "5.4.0-1109-azure", "ubuntu2004", None)
@@ -712,6 +832,18 @@ def _nic_channels():
                  combined=0, combined_max=0, ncomp=24, nodes=n64, vf_driver="sys/bus/pci/drivers/mlx4_core",
                  channels={"rx-max": 32, "tx-max": 32, "other-max": 0, "combined-max": 0,
                            "rx": 24, "tx": 24, "other": 0, "combined": 0}, objects={"enP1s1": "fail"})
+    n32 = {0: list(range(32)), 1: list(range(32, 64))}
+    channels_scn("sas_profile_queues_equal_node_cpus.pass",
+                 "azure-sas-grid-anf (seed 003): 32 queues on a 32-CPU node are fine (no 16 limit)",
+                 combined=32, nodes=n32, profile="azure-sas-grid-anf", objects={"enP1s1": "pass"})
+    channels_scn("sas_profile_queues_above_node_cpus.fail",
+                 "azure-sas-grid-anf: 12 queues on a node of 8 CPUs",
+                 combined=12, combined_max=16, profile="azure-sas-grid-anf", objects={"enP1s1": "fail"})
+    channels_scn("hana_profile_32_queues.fail", "azure-sap-hana (seed 000): 32 queues on a 32-CPU node exceed 16",
+                 combined=32, nodes=n32, profile="azure-sap-hana", objects={"enP1s1": "fail"})
+    r = channels_scn("bonding_masters_file_ignored.pass", "sys/class/net/bonding_masters beside the NICs",
+                     combined=8, combined_max=16)
+    r.write("sys/class/net/bonding_masters", "\n")
     r = Root("nic_channels", "hv_netvsc_without_vf.notapplicable", "nic-queue-count",
              "a synthetic NIC without a VF has no queues judged here")
     azure_host(r)
@@ -792,11 +924,33 @@ def _accelerated_networking():
     hv_netvsc_only(r, state="down")
     r = Root(K, "vf_down.fail", C,
              "the VF is down: netvsc keeps the data path on the synthetic NIC (netvsc_vf_changed)",
-             objects={"eth0": "fail"},
-             xfail="kinds/accelerated_networking.py counts any lower_<vf> with a VF driver, ignoring the VF's "
-                   "operstate; a down VF carries no traffic, yet eth0 passes")
+             objects={"eth0": "fail"})
     azure_host(r)
     an_pair(r, msi=range(24, 33), vf_state="down")
+    # SPEC 2: Azure's DMI chassis asset tag 7783-7084-3265-9085-8269-3286-77; Hyper-V on premises
+    # reports sys_vendor "Microsoft Corporation" too, without Azure services
+    r = Root(K, "azure_vendor_without_asset_tag.notapplicable", C,
+             "Hyper-V on premises: vendor Microsoft Corporation, no Azure asset tag, hv_netvsc without VF")
+    azure_host(r)
+    r.value("sys/class/dmi/id/chassis_asset_tag", "")
+    hv_netvsc_only(r)
+    r = Root(K, "hyperv_on_premises_asset_tag_none.notapplicable", C,
+             "Hyper-V on premises with a chassis asset tag set by the owner")
+    azure_host(r)
+    r.value("sys/class/dmi/id/chassis_asset_tag", "ACME-0042")
+    hv_netvsc_only(r)
+    r = Root(K, "azure_asset_tag_other_vendor_string.fail", C,
+             "the Azure asset tag decides even with an unexpected vendor string: eth0 without VF fails",
+             objects={"eth0": "fail"})
+    azure_host(r)
+    r.value("sys/class/dmi/id/sys_vendor", "Microsoft Corp.")
+    hv_netvsc_only(r)
+    r = Root(K, "bonding_masters_file_is_not_an_interface.pass", C,
+             "sys/class/net/bonding_masters (the bonding driver's control file) next to an AN pair",
+             objects={"eth0": "pass"})
+    azure_host(r)
+    an_pair(r, msi=range(24, 33))
+    r.write("sys/class/net/bonding_masters", "bond0\n")
     r = Root(K, "not_azure.notapplicable", C, "a VMware VM")
     vmware_host(r)
     vmxnet3_nic(r, msi=range(59, 68))
@@ -959,6 +1113,22 @@ def virtio_host(r: Root, *, numa=0, cpus=(2, 3, 4, 5)) -> None:
     interrupts(r, NODES16, rows, hyperv=False, affinity=aff)
 
 
+def control_vector_host(r: Root, *, control: list[str], data: list[str], data_cpus=None,
+                        kernel=AZ_KERNEL, os_key="sles15sp4", vf_driver=bx.MLX5_DRIVER) -> None:
+    """An AN VF whose IRQ names are given as the driver registers them (`%s@pci:<bdf>`): the
+    control vectors sit on every CPU (as irqbalance or the driver left them), data on 2.."""
+    azure_host(r, kernel=kernel, os_key=os_key)
+    n = len(control) + len(data)
+    _, _, bdf = an_pair(r, msi=range(24, 24 + n), vf_driver=vf_driver)
+    cpus = data_cpus or [[2 + k % 6] for k in range(len(data))]
+    rows = [(24 + k, [0], "Hyper-V PCIe MSI", f"{name}@pci:{bdf}") for k, name in enumerate(control)]
+    rows += [(24 + len(control) + k, cpus[k], "Hyper-V PCIe MSI", f"{name}@pci:{bdf}") for k, name in enumerate(data)]
+    aff = affinity_of(rows)
+    for k in range(len(control)):
+        aff[24 + k] = (list(range(16)), [0])
+    interrupts(r, NODES16, rows, affinity=aff)
+
+
 @scenario("irq_affinity")
 def _irq_affinity():
     K, C = "irq_affinity", "nic-irq-affinity"
@@ -998,6 +1168,43 @@ def _irq_affinity():
     irq_scn(K, "node_nic_profile_nic_on_node1.pass", C,
             "azure-sas-grid-anf (node: nic): the VF is on node 1 and its IRQs on CPUs 10-15",
             numa=1, placement=[[10 + i % 6] for i in range(8)], meta={"profile": "azure-sas-grid-anf"})
+    # control vector names by driver and kernel (checks/network/nic-irq-affinity.yaml cites the sources)
+    irq_scn(K, "mlx5_4_18_cmd_async_pages_eq_excluded.pass", C,
+            "kernel 4.18 (eq.c mlx5_start_eqs): mlx5_cmd_eq, mlx5_async_eq and mlx5_pages_eq on all CPUs are "
+            "control; mlx5_comp0-5 on CPUs 2-7",
+            host=lambda r: control_vector_host(r, control=["mlx5_cmd_eq", "mlx5_async_eq", "mlx5_pages_eq"],
+                                               data=[f"mlx5_comp{k}" for k in range(6)],
+                                               kernel="4.18.0-193.el8.x86_64", os_key="rhel82"),
+            meta={"objects": {"enP1s1/irq27": "pass"}})
+    irq_scn(K, "mlx5_old_kernel_async_excluded.pass", C,
+            "kernel 5.4 (pci_irq.c irq_set_name): one mlx5_async@pci: control vector on all CPUs",
+            host=lambda r: control_vector_host(r, control=["mlx5_async"], data=[f"mlx5_comp{k}" for k in range(6)],
+                                               kernel="5.4.0-1109-azure", os_key="ubuntu2004"))
+    irq_scn(K, "mlx5_old_kernel_comp_on_cpu0.fail", C,
+            "kernel 4.18 names: the control vectors are excluded, but mlx5_comp0 on CPU 0 is data and fails",
+            host=lambda r: control_vector_host(r, control=["mlx5_cmd_eq", "mlx5_async_eq", "mlx5_pages_eq"],
+                                               data=[f"mlx5_comp{k}" for k in range(4)],
+                                               data_cpus=[[0], [3], [4], [5]],
+                                               kernel="4.18.0-193.el8.x86_64", os_key="rhel82"),
+            meta={"objects": {"enP1s1/irq27": "fail", "enP1s1/irq28": "pass"}})
+    irq_scn(K, "mana_hwc_excluded.pass", C,
+            "MANA (gdma_main.c mana_gd_setup_irqs): mana_hwc@pci: on all CPUs is the hardware channel, "
+            "mana_q0-5 on CPUs 2-7",
+            host=lambda r: control_vector_host(r, control=["mana_hwc"], data=[f"mana_q{k}" for k in range(6)],
+                                               vf_driver="sys/bus/pci/drivers/mana"))
+    irq_scn(K, "mana_q_on_cpu1.fail", C, "MANA data vector mana_q1 pinned to CPU 1",
+            host=lambda r: control_vector_host(r, control=["mana_hwc"], data=[f"mana_q{k}" for k in range(4)],
+                                               data_cpus=[[2], [1], [4], [5]], vf_driver="sys/bus/pci/drivers/mana"),
+            meta={"objects": {"enP1s1/irq26": "fail", "enP1s1/irq25": "pass"}})
+    irq_scn(K, "sas_profile_cpu0_allowed_on_nic_node.pass", C,
+            "azure-sas-grid-anf (seed 003): IRQs anywhere on the NIC's node; comp0 on CPU 0 and comp1 on CPU 1 "
+            "are fine there (seed 000's CPU 0-1 exclusion does not apply)",
+            placement=[[0], [1], [2], [3], [4], [5], [6], [7]],
+            meta={"profile": "azure-sas-grid-anf", "objects": {"enP1s1/irq25": "pass", "enP1s1/irq26": "pass"}})
+    irq_scn(K, "sas_profile_irqs_off_nic_node.fail", C,
+            "azure-sas-grid-anf: the VF is on node 0 but its IRQs sit on node 1 (CPUs 8-13)",
+            placement=[[8 + i % 6] for i in range(8)],
+            meta={"profile": "azure-sas-grid-anf", "objects": {"enP1s1/irq25": "fail"}})
     r = irq_scn(K, "garbage_proc_interrupts.error", C, "proc/interrupts is not text from the kernel")
     r.write("proc/interrupts", "\x7fELF\x02\x01\x01\x00garbage\n\x00\x00\x00\n")
     r = irq_scn(K, "proc_interrupts_empty.error", C, "proc/interrupts is an empty file (a failed copy)")
@@ -1006,10 +1213,7 @@ def _irq_affinity():
     r.write("proc/interrupts", "           CPU0       CPU1       CPU2       CP")
     r = irq_scn(K, "proc_interrupts_truncated_before_nic_rows.error", C,
                 "proc/interrupts cut after the legacy rows: the NIC's rows (names) are missing, so control and "
-                "data vectors cannot be told apart",
-                meta={"xfail": "kinds/nic_irqs.py data_irqs() treats an msi IRQ without a proc/interrupts row "
-                               "as a data vector (name ''), so the control vector mlx5_async0 on CPU 0 makes the "
-                               "check fail instead of error"})
+                "data vectors cannot be told apart")
     with open(os.path.join(r.path, "proc/interrupts")) as f:
         text = f.read()
     r.write("proc/interrupts", "".join(text.splitlines(keepends=True)[:3]))

@@ -145,6 +145,47 @@ REDHAT_BUGZILLA_PRODUCT_VERSION=8.4
 REDHAT_SUPPORT_PRODUCT="Red Hat Enterprise Linux"
 REDHAT_SUPPORT_PRODUCT_VERSION="8.4"
 """,
+    "sles15sp5": """NAME="SLES"
+VERSION="15-SP5"
+VERSION_ID="15.5"
+PRETTY_NAME="SUSE Linux Enterprise Server 15 SP5"
+ID="sles"
+ID_LIKE="suse"
+ANSI_COLOR="0;32"
+CPE_NAME="cpe:/o:suse:sles_sap:15:sp5"
+DOCUMENTATION_URL="https://documentation.suse.com/"
+""",
+    "rhel92": """NAME="Red Hat Enterprise Linux"
+VERSION="9.2 (Plow)"
+ID="rhel"
+ID_LIKE="fedora"
+VERSION_ID="9.2"
+PLATFORM_ID="platform:el9"
+PRETTY_NAME="Red Hat Enterprise Linux 9.2 (Plow)"
+ANSI_COLOR="0;31"
+LOGO="fedora-logo-icon"
+CPE_NAME="cpe:/o:redhat:enterprise_linux:9::baseos"
+HOME_URL="https://www.redhat.com/"
+DOCUMENTATION_URL="https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/9"
+BUG_REPORT_URL="https://bugzilla.redhat.com/"
+
+REDHAT_BUGZILLA_PRODUCT="Red Hat Enterprise Linux 9"
+REDHAT_BUGZILLA_PRODUCT_VERSION=9.2
+REDHAT_SUPPORT_PRODUCT="Red Hat Enterprise Linux"
+REDHAT_SUPPORT_PRODUCT_VERSION="9.2"
+""",
+    "ubuntu1804": """NAME="Ubuntu"
+VERSION="18.04.6 LTS (Bionic Beaver)"
+ID=ubuntu
+ID_LIKE=debian
+PRETTY_NAME="Ubuntu 18.04.6 LTS"
+VERSION_ID="18.04"
+HOME_URL="https://www.ubuntu.com/"
+SUPPORT_URL="https://help.ubuntu.com/"
+BUG_REPORT_URL="https://bugs.launchpad.net/ubuntu/"
+VERSION_CODENAME=bionic
+UBUNTU_CODENAME=bionic
+""",
     # BIG-IP's TMOS host side is a CentOS 7 userland.
     "bigip": """NAME="CentOS Linux"
 VERSION="7 (Core)"
@@ -896,10 +937,30 @@ kernel.numa_balancing = 0
 """
 
 
-def vmware_hana(name: str, *, tuned: bool) -> None:
+# distribution of a VMware HANA VM: kernel, os-release key, network stack, guest OS id (.vmx)
+VM_DISTROS = {
+    "rhel86": dict(kernel=VM_KERNEL, net="NetworkManager", guest="rhel8-64"),
+    "rhel92": dict(kernel="5.14.0-284.11.1.el9_2.x86_64", net="NetworkManager", guest="rhel9-64"),
+    "sles15sp5": dict(kernel="5.14.21-150500.55.19-default", net="wicked", guest="sles15-64"),
+}
+
+
+def vmware_hana(name: str, *, tuned: bool, irq_pinned: bool | None = None, distro: str = "rhel86",
+                persist: str = "ifcfg+keyfile", esxi_tuned: bool | None = None, hostname: str = "hanavm01") -> None:
+    """A VMware SAP HANA VM with two vmxnet3 NICs.
+
+    tuned: seed 001 in the guest (ethtool values, persisted per `persist`), VMX and ESXi
+    NetQueue pairing. irq_pinned (default: tuned): irqbalance off and rx/tx IRQs pinned by
+    a boot unit (beyond seed 001). esxi_tuned (default: tuned): seed 002's HT off and High
+    Performance policy. persist: "ifcfg+keyfile" (RHEL 8 ifcfg ETHTOOL_OPTS on ens192, keyfile
+    on ens224), "rhel-ifcfg", "suse-ifcfg" (wicked ETHTOOL_OPTIONS, one command per variable)
+    or "keyfile" (NetworkManager keyfiles only, RHEL 9)."""
+    irq_pinned = tuned if irq_pinned is None else irq_pinned
+    esxi_tuned = tuned if esxi_tuned is None else esxi_tuned
+    dist = VM_DISTROS[distro]
     r = Root(name)
     rng = random.Random(name)
-    identity(r, hostname="hanavm01", kernel=VM_KERNEL, os_key="rhel86", vendor="VMware, Inc.",
+    identity(r, hostname=hostname, kernel=dist["kernel"], os_key=distro, vendor="VMware, Inc.",
              product="VMware7,1", asset_tag="No Asset Tag")
     topology(r, VM_NODES)
     net_loopback(r)
@@ -927,7 +988,7 @@ def vmware_hana(name: str, *, tuned: bool) -> None:
         net_device(r, ifn, dev, VMXNET3_DRIVER, numa=-1, msi=msi)
         r.json(f"ethtool/{ifn}.json", ethtool_vmxnet3(bdf, VM_QUEUES, tuned=tuned))
         data = msi[:VM_QUEUES]
-        if tuned:
+        if irq_pinned:
             cpu_of = pin_round_robin(data, allowed, start=n * 6)
         else:
             spread = list(range(VM_NCPU))
@@ -943,7 +1004,7 @@ def vmware_hana(name: str, *, tuned: bool) -> None:
             else:  # event vector: left alone by the tuning
                 smp, eff, nm = list(range(VM_NCPU)), [0], f"{ifn}-event-{i}"
                 history = [0]
-            irq_affinity(r, q, smp, eff if tuned else None)
+            irq_affinity(r, q, smp, eff if irq_pinned else None)
             scale = uptime * 600 if i < VM_QUEUES else 40
             irq_rows.append(Irq(q, "PCI-MSI", msi_hwirq(0, bus, 0, i), "edge", nm,
                                 counts_on(rng, VM_NCPU, history, scale)))
@@ -952,27 +1013,34 @@ def vmware_hana(name: str, *, tuned: bool) -> None:
     proc_stat(r, rng, VM_NCPU, btime, uptime, totals)
 
     procs = {1: "systemd", 2: "kthreadd", 701: "systemd-journal", 733: "systemd-udevd", 1012: "vmtoolsd",
-             1046: "NetworkManager", 1103: "sshd", 1110: "tuned", 1125: "crond", 2291: "sapstartsrv",
-             3817: "hdbnameserver", 3941: "hdbindexserver"}
-    if not tuned:
+             1046: "NetworkManager" if dist["net"] == "NetworkManager" else "wickedd", 1103: "sshd", 1110: "tuned",
+             1125: "crond", 2291: "sapstartsrv", 3817: "hdbnameserver", 3941: "hdbindexserver"}
+    if not irq_pinned:
         procs[1019] = "irqbalance"
     processes(r, procs)
 
-    install_units(r, ["sshd.service", "irqbalance.service", "tuned.service", "NetworkManager.service",
-                      "NetworkManager-dispatcher.service", "vmtoolsd.service"], rhel=True)
-    for unit in ("sshd.service", "tuned.service", "NetworkManager.service", "vmtoolsd.service"):
+    net_units = (["NetworkManager.service", "NetworkManager-dispatcher.service"] if dist["net"] == "NetworkManager"
+                 else ["wicked.service"])
+    install_units(r, ["sshd.service", "irqbalance.service", "tuned.service", *net_units, "vmtoolsd.service"],
+                  rhel=distro.startswith("rhel"))
+    for unit in ("sshd.service", "tuned.service", net_units[0], "vmtoolsd.service"):
         enable(r, unit)
-    if not tuned:
+    if not irq_pinned:
         enable(r, "irqbalance.service")
     r.write("etc/tuned/active_profile", "sap-hana\n")
     r.write("usr/lib/tuned/sap-hana/tuned.conf", SAP_HANA_TUNED)
     r.write("usr/lib/tuned/throughput-performance/tuned.conf", THROUGHPUT_PERFORMANCE)
 
+    if persist == "suse-ifcfg":
+        suse_vmxnet3_ifcfg(r, tuned)
+    if persist == "keyfile":
+        for n, nic in enumerate(VM_NICS):
+            nm_keyfile(r, nic, n, tuned)
     # ifcfg (network-scripts, read by NetworkManager's ifcfg-rh plugin on RHEL 8)
-    for n, nic in enumerate(VM_NICS):
+    for n, nic in enumerate(VM_NICS if persist in ("ifcfg+keyfile", "rhel-ifcfg") else []):
         ifn = nic["ifname"]
         ip, prefix = nic["ip"].split("/")
-        if tuned and n == 1:
+        if tuned and n == 1 and persist == "ifcfg+keyfile":
             continue  # ens224 is a NetworkManager keyfile connection in the tuned VM
         ethtool_opts = (f'ETHTOOL_OPTS="-C {ifn} rx-usecs 25; -K {ifn} lro off; '
                         f'-G {ifn} rx 512 rx-mini 0 tx 512"\n') if tuned else ""
@@ -991,34 +1059,9 @@ IPADDR={ip}
 PREFIX={prefix}
 {'GATEWAY=10.10.10.1' + chr(10) if n == 0 else ''}{ethtool_opts}""")
 
-    if tuned:
-        ifn = VM_NICS[1]["ifname"]
-        r.write(f"etc/NetworkManager/system-connections/{ifn}.nmconnection", f"""[connection]
-id={ifn}
-uuid=2b4d6f8a-1c3e-4a5b-8d7f-9e1a3c5b7d9f
-type=ethernet
-interface-name={ifn}
-
-[ethernet]
-
-[ethtool]
-coalesce-rx-usecs=25
-feature-lro=false
-ring-rx=512
-ring-rx-mini=0
-ring-tx=512
-
-[ipv4]
-address1={VM_NICS[1]['ip']}
-method=manual
-never-default=true
-
-[ipv6]
-addr-gen-mode=eui64
-method=disabled
-
-[proxy]
-""", mode=0o600)
+    if tuned and persist == "ifcfg+keyfile":
+        nm_keyfile(r, VM_NICS[1], 1, tuned)
+    if irq_pinned:
         ifnames = " ".join(n["ifname"] for n in VM_NICS)
         r.write("etc/systemd/system/vmxnet3-irq-affinity.service", f"""[Unit]
 Description=Pin vmxnet3 rx/tx IRQs to NUMA node 0 (CPUs 2-15) for SAP HANA
@@ -1061,13 +1104,189 @@ done
     # hypervisor side: the VM's .vmx and the ESXi host's esxcli output
     hana_opts = {"pnicFeatures": "4", "ctxPerDev": "3", "udpRSS": "1"} if tuned else {}
     nics = [dict(network=n["network"], mac=n["mac"], slot=n["slot"], options=hana_opts) for n in VM_NICS]
-    r.write("vmware/hanavm01.vmx", vmx_file("hanavm01", "rhel8-64", VM_NCPU, 16, 524288, "all", nics,
-                                            extra=['numa.nodeAffinity = "0,1"',
-                                                   'cpuid.coresPerSocket.adjustForNumaAndHT = "FALSE"']))
+    r.write(f"vmware/{hostname}.vmx", vmx_file(hostname, dist["guest"], VM_NCPU, 16, 524288, "all", nics,
+                                               extra=['numa.nodeAffinity = "0,1"',
+                                                      'cpuid.coresPerSocket.adjustForNumaAndHT = "FALSE"']))
     r.write("vmware/esxcli/netq-rx-queue-feat-pair.txt", esxcli_netq_pair(0 if tuned else 1))
     r.write("vmware/esxcli/hardware-cpu-global.txt",
-            esxcli_cpu_global(2, 56, ht_active=not tuned, ht_supported=True, ht_enabled=not tuned))
-    r.write("vmware/esxcli/power-cpu-policy.txt", esxcli_cpu_policy("High Performance" if tuned else "Balanced"))
+            esxcli_cpu_global(2, 56, ht_active=not esxi_tuned, ht_supported=True, ht_enabled=not esxi_tuned))
+    r.write("vmware/esxcli/power-cpu-policy.txt",
+            esxcli_cpu_policy("High Performance" if esxi_tuned else "Balanced"))
+
+
+# NetworkManager refuses keyfiles that are not owned by root with mode 0600
+# (nm-settings-keyfile(5)). git keeps only the executable bit, so a checkout has them 0644:
+# tests copy an example and restore these modes (tests/test_engine.py `example_copy`).
+_KEYFILE = "etc/NetworkManager/system-connections/{}.nmconnection"
+FILE_MODES: dict[str, dict[str, int]] = {
+    "vmware-vmxnet3-tuned": {_KEYFILE.format("ens224"): 0o600},
+    "rhel9-vmware-nm-keyfile": {_KEYFILE.format(n["ifname"]): 0o600 for n in VM_NICS},
+}
+
+
+def nm_keyfile(r: Root, nic: dict, n: int, tuned: bool) -> None:
+    """A NetworkManager keyfile bound by interface-name, with seed 001's [ethtool] values."""
+    ifn = nic["ifname"]
+    uuid = "8f1c6a2e-3b5d-4e7f-9a1c-2d4e6f8a0b1c" if n == 0 else "2b4d6f8a-1c3e-4a5b-8d7f-9e1a3c5b7d9f"
+    ethtool = ("\n[ethtool]\ncoalesce-rx-usecs=25\nfeature-lro=false\nring-rx=512\nring-rx-mini=0\nring-tx=512\n"
+               if tuned else "")
+    before, after = ("gateway=10.10.10.1\n", "") if n == 0 else ("", "never-default=true\n")
+    rel = _KEYFILE.format(ifn)
+    r.write(rel, f"""[connection]
+id={ifn}
+uuid={uuid}
+type=ethernet
+interface-name={ifn}
+
+[ethernet]
+{ethtool}
+[ipv4]
+address1={nic['ip']}
+{before}method=manual
+{after}
+[ipv6]
+addr-gen-mode=eui64
+method=disabled
+
+[proxy]
+""", mode=FILE_MODES[r.name][rel])
+
+
+def suse_vmxnet3_ifcfg(r: Root, tuned: bool) -> None:
+    """wicked ifcfg (ifcfg(5)): ETHTOOL_OPTIONS and suffixed ETHTOOL_OPTIONS_<x> hold one
+    `-X <ifname> args` command each (wicked compat-suse.c try_add_ethtool_vars()); the SLES
+    KB 000017259 way that seed 001 points to."""
+    for n, nic in enumerate(VM_NICS):
+        ifn = nic["ifname"]
+        ethtool = (f"ETHTOOL_OPTIONS='-C {ifn} rx-usecs 25'\n"
+                   f"ETHTOOL_OPTIONS_lro='-K {ifn} lro off'\n"
+                   f"ETHTOOL_OPTIONS_rings='-G {ifn} rx 512 rx-mini 0 tx 512'\n") if tuned else ""
+        r.write(f"etc/sysconfig/network/ifcfg-{ifn}", f"""BOOTPROTO='static'
+STARTMODE='auto'
+IPADDR='{nic['ip']}'
+MTU=''
+NAME='VMXNET3 Ethernet Controller'
+{ethtool}""")
+    r.write("etc/sysconfig/network/routes", "default 10.10.10.1 - -\n")
+
+
+# ======================================================================================
+# Azure VM on an old kernel (Ubuntu 18.04, 4.15): mlx5 control vectors of that era
+# ======================================================================================
+
+OLD_KERNEL = "4.15.0-1113-azure"
+OLD_VF_IRQ_CONTROL = ["mlx5_pages_eq", "mlx5_cmd_eq", "mlx5_async_eq"]  # eq.c mlx5_start_eqs(), vectors 0-2
+AN_QUEUES_RULE = """# Accelerated Networking: 16 queues (seed 000) on every mlx5 VF and on the synthetic NICs.
+# Matched by driver, so the rule follows the VF whatever name it gets after a redeploy.
+ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $name combined 16"
+ACTION=="add", SUBSYSTEM=="net", DRIVERS=="hv_netvsc", RUN+="/sbin/ethtool -L $name combined 16"
+"""
+AN_PIN_SCRIPT = """#!/bin/bash
+# Pin the completion (data) vectors of the AN VF under each synthetic NIC to one CPU of
+# CPULIST each, round robin; control vectors (mlx5_*_eq) are left alone.
+# Usage: pin-an-irqs.sh CPULIST SYNTHETIC_NIC...
+set -eu
+expand() {
+    local part
+    for part in ${1//,/ }; do
+        if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+    done
+}
+cpus=($(expand "$1")); shift
+for master in "$@"; do
+    for lower in /sys/class/net/"$master"/lower_*; do
+        vf=${lower##*/lower_}
+        i=0
+        for irq in $(ls /sys/class/net/"$vf"/device/msi_irqs); do
+            grep -q "mlx5_comp" <(grep "^ *${irq}:" /proc/interrupts) || continue
+            echo "${cpus[$((i % ${#cpus[@]}))]}" > /proc/irq/"$irq"/smp_affinity_list
+            i=$((i + 1))
+        done
+    done
+done
+"""
+
+
+def azure_old_mlx5(name: str = "azure-mlx5-kernel-4.15") -> None:
+    """Ubuntu 18.04 on Azure (kernel 4.15): one AN pair eth0/enP30832s1 whose mlx5 VF has the
+    kernel-4.x control vectors mlx5_pages_eq, mlx5_cmd_eq, mlx5_async_eq (each its own MSI-X
+    vector) plus 32 mlx5_comp<N>, tuned per seed 000."""
+    r = Root(name)
+    rng = random.Random(name)
+    identity(r, hostname="hanadb02", kernel=OLD_KERNEL, os_key="ubuntu1804",
+             vendor="Microsoft Corporation", product="Virtual Machine", asset_tag=AZURE_ASSET_TAG)
+    topology(r, AZ_NODES)
+    net_loopback(r)
+    uptime, btime = 9 * 86400 + 1207, 1715510123
+    pair = AZ_PAIRS[0]
+    msi = list(range(24, 24 + len(OLD_VF_IRQ_CONTROL) + AZ_COMP))
+    synth_net, vf_net, bdf = azure_an_pair(
+        r, synth=pair["synth"], synth_guid=pair["synth_guid"], vf=pair["vf"], vpci_guid=pair["vpci_guid"],
+        domain=pair["domain"], numa=0, vf_msi=msi)
+    r.json(f"ethtool/{pair['synth']}.json", ethtool_hv_netvsc(OLD_KERNEL, 16, 64))
+    vf_ethtool = ethtool_mlx5("5.0-0", "14.25.8102 (MSF0010110035)", bdf, 16, AZ_COMP)
+    r.json(f"ethtool/{pair['vf']}.json", vf_ethtool)
+    allowed = [c for c in AZ_NODES[0] if c not in (0, 1)]
+    control, data = msi[:len(OLD_VF_IRQ_CONTROL)], msi[len(OLD_VF_IRQ_CONTROL):]
+    cpu_of = pin_round_robin(data, allowed)
+    irq_rows = legacy_irqs(rng, AZ_NCPU, uptime)
+    for i, irq in enumerate(msi):
+        hw = msi_hwirq(pair["domain"], 0, 0x10, i)
+        if irq in control:  # left where the driver put them: any CPU, delivered on CPU 0
+            irq_affinity(r, irq, list(range(AZ_NCPU)), [0])
+            nm, counts = f"{OLD_VF_IRQ_CONTROL[i]}@pci:{bdf}", counts_on(rng, AZ_NCPU, [0], 3000)
+        else:
+            k = i - len(control)
+            cpu = cpu_of[irq]
+            irq_affinity(r, irq, [cpu], [cpu])
+            nm = f"mlx5_comp{k}@pci:{bdf}"
+            counts = counts_on(rng, AZ_NCPU, [cpu], uptime * 900 if k < 16 else 300)
+        irq_rows.append(Irq(irq, "Hyper-V PCIe MSI", hw, "edge", nm, counts))
+    totals = proc_interrupts(r, rng, AZ_NCPU, irq_rows, hyperv=True, uptime_s=uptime)
+    proc_stat(r, rng, AZ_NCPU, btime, uptime, totals)
+    processes(r, {1: "systemd", 2: "kthreadd", 402: "systemd-journal", 431: "systemd-udevd",
+                  866: "systemd-network", 901: "systemd-resolve", 1033: "sshd", 1041: "cron",
+                  1102: "python3", 2240: "sapstartsrv", 3410: "hdbnameserver", 3502: "hdbindexserver"})
+    # Ubuntu 18.04 is not merged-/usr: vendor units live in /lib/systemd/system
+    for unit in ("sshd.service", "irqbalance.service", "walinuxagent.service"):
+        r.write(f"lib/systemd/system/{unit}", UNITS.get(unit, UNITS["waagent.service"]))
+    for unit in ("sshd.service", "walinuxagent.service"):
+        enable(r, unit, where="/lib/systemd/system")
+    # irqbalance disabled (seed 000 step 2): installed, no wants link
+    r.write("etc/udev/rules.d/70-azure-an-queues.rules", AN_QUEUES_RULE)
+    r.write("usr/local/sbin/pin-an-irqs.sh", AN_PIN_SCRIPT, mode=0o755)
+    r.write("etc/systemd/system/an-irq-affinity.service", f"""[Unit]
+Description=Pin Accelerated Networking data IRQs to NUMA node 0, CPUs 2-31 (SAP HANA network tuning)
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/sbin/pin-an-irqs.sh 2-31 {pair['synth']}
+
+[Install]
+WantedBy=multi-user.target
+""")
+    enable(r, "an-irq-affinity.service", where="/etc/systemd/system")
+    r.write("etc/netplan/50-cloud-init.yaml", f"""network:
+    ethernets:
+        {pair['synth']}:
+            dhcp4: true
+            match:
+                driver: hv_netvsc
+                macaddress: 00:0d:3a:2e:9c:41
+            set-name: {pair['synth']}
+    version: 2
+""")
+    mountinfo(r, base_mountinfo("/dev/sda1", "8:1", "ext4", "rw,discard", [
+        "60 23 8:15 / /boot/efi rw,relatime shared:29 - vfat /dev/sda15 rw,fmask=0077,dmask=0077,codepage=437,iocharset=iso8859-1,shortname=mixed,errors=remount-ro",
+        "62 23 8:17 / /mnt rw,relatime shared:31 - ext4 /dev/sdb1 rw",
+    ], cgroup2=False))
+    r.write("etc/fstab", "LABEL=cloudimg-rootfs\t/\t ext4\tdefaults,discard\t0 0\n"
+            "UUID=5E2A-1F3C\t/boot/efi\tvfat\tumask=0077\t0 1\n"
+            "/dev/disk/cloud/azure_resource-part1\t/mnt\tauto\tdefaults,nofail,x-systemd.requires=cloud-init.service,"
+            "comment=cloudconfig\t0\t2\n")
 
 
 # ======================================================================================
@@ -1304,6 +1523,15 @@ BUILDERS = {
     "azure-m-rebooted": lambda: azure_m("azure-m-rebooted", rebooted=True),
     "vmware-vmxnet3-default": lambda: vmware_hana("vmware-vmxnet3-default", tuned=False),
     "vmware-vmxnet3-tuned": lambda: vmware_hana("vmware-vmxnet3-tuned", tuned=True),
+    "vmware-seed001-tuned": lambda: vmware_hana("vmware-seed001-tuned", tuned=True, irq_pinned=False,
+                                                esxi_tuned=False, persist="rhel-ifcfg", hostname="hanavm03"),
+    "sles15-vmware-ifcfg": lambda: vmware_hana("sles15-vmware-ifcfg", tuned=True, irq_pinned=False,
+                                               esxi_tuned=False, distro="sles15sp5", persist="suse-ifcfg",
+                                               hostname="hanavm04"),
+    "rhel9-vmware-nm-keyfile": lambda: vmware_hana("rhel9-vmware-nm-keyfile", tuned=True, irq_pinned=False,
+                                                   esxi_tuned=False, distro="rhel92", persist="keyfile",
+                                                   hostname="hanavm05"),
+    "azure-mlx5-kernel-4.15": azure_old_mlx5,
     "sas-anf": sas_anf,
     "bigip-ve-esxi": bigip_ve,
 }

@@ -88,11 +88,7 @@ class Facts:
 
     @fact
     def sysctl_configured(self):
-        try:
-            active_tuned = self.tuned
-        except (FactError, ParseError):
-            active_tuned = None
-        return sysctl.read_configured(self.fs, active_tuned, self.module_params)
+        return sysctl.safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params)
 
     @fact
     def boot_scripts(self):

@@ -18,13 +18,16 @@ class Host:
     os_id: str
     os_version: str
     os_name: str
-    platform: str  # "azure", "vmware" or "other"
+    platform: str  # "azure", "vmware" or "other" (Hyper-V on premises included)
     product: str
     boot_time: int | None
 
 
 def detect_platform(vendor: str, asset_tag: str) -> str:
-    if asset_tag == AZURE_ASSET_TAG or vendor == "Microsoft Corporation":
+    """Azure by its DMI chassis asset tag only: Hyper-V on premises has the same
+    "Microsoft Corporation" vendor string but no Azure services (no Accelerated
+    Networking), so it is "other"."""
+    if asset_tag == AZURE_ASSET_TAG:
         return "azure"
     if vendor.startswith("VMware"):
         return "vmware"

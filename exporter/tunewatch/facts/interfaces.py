@@ -81,7 +81,9 @@ def read_interface(fs: FS, name: str) -> Interface:
 
 
 def read_interfaces(fs: FS) -> dict[str, Interface]:
-    raw = {n: read_interface(fs, n) for n in fs.listdir("sys/class/net")}
+    # every interface is a folder (a link to its device); the bonding driver's
+    # `bonding_masters` control file lives beside them and is not an interface
+    raw = {n: read_interface(fs, n) for n in fs.listdir("sys/class/net") if fs.is_dir(f"sys/class/net/{n}")}
     drivers = {n: i.driver for n, i in raw.items()}
     linked = {}
     for n, i in raw.items():

@@ -27,6 +27,17 @@ def read_fstab(fs: FS) -> list[FstabEntry]:
     return [] if text is None else parse_fstab(text, "etc/fstab")
 
 
+def fstab_entry(entries: list[FstabEntry], mount_point: str) -> FstabEntry | None:
+    """The fstab line that mounts `mount_point` at boot (libmount ignores a trailing slash);
+    with several, the last one, as mount -a mounts them in order over each other."""
+    want = mount_point.rstrip("/") or "/"
+    found = None
+    for entry in entries:
+        if (entry.file.rstrip("/") or "/") == want:
+            found = entry
+    return found
+
+
 def read_ahead_kb(fs: FS, mount: MountInfo) -> int | None:
     value = fs.read_value(f"sys/class/bdi/{mount.major}:{mount.minor}/read_ahead_kb")
     return int(value) if value is not None and value.isdigit() else None

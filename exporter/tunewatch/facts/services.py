@@ -1,26 +1,39 @@
-"""systemd unit state from the unit file tree (no D-Bus, no systemctl).
+"""systemd unit state at the next boot, from the unit file tree (no D-Bus, no systemctl).
 
-Masked beats enabled: a unit linked to /dev/null in etc/systemd/system (or run/) is masked
-whatever stale `.wants` links remain.
+systemd.unit(5), "System Unit Search Path": a unit name is loaded from the first
+directory that has it, in the order /etc/systemd/system, /run/systemd/system,
+/usr/local/lib/systemd/system, /usr/lib/systemd/system (and /lib/systemd/system on
+split-usr systems). A unit file that is a link to /dev/null or empty is masked; a mask
+hides the unit whatever `.wants` links remain, so masked beats enabled.
+
+/run is a tmpfs emptied at every boot: `systemctl mask --runtime` (a /dev/null link in
+/run/systemd/system) and `enable --runtime` (wants links in /run) last only until the next
+reboot (systemctl(1), `--runtime`). The state reported is the one the next boot gets:
+only /etc, /usr/local/lib, /usr/lib and /lib count; a mask that exists only in /run is
+reported as `runtime_mask` beside it.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from ..fs import FS
 
-UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
-_MASK_DIRS = ("etc/systemd/system", "run/systemd/system")
+UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system", "usr/lib/systemd/system",
+             "lib/systemd/system")
+BOOT_UNIT_DIRS = tuple(d for d in UNIT_DIRS if not d.startswith("run/"))
 
 
 @dataclass(frozen=True)
 class UnitState:
     unit: str
     installed: bool
-    enabled: bool
-    masked: bool
+    enabled: bool  # wanted by a target at the next boot, and not masked then
+    masked: bool  # masked at the next boot
     wanted_by: tuple[str, ...]
+    mask_source: str | None = None  # the /dev/null link or empty file that masks it at boot
+    runtime_mask: str | None = None  # a mask in run/ that the next boot will not have
 
     @property
     def state(self) -> str:
@@ -31,24 +44,37 @@ class UnitState:
         return "disabled" if self.installed else "not-installed"
 
 
+def _first(fs: FS, unit: str, dirs: tuple[str, ...]) -> str | None:
+    return next((f"{d}/{unit}" for d in dirs if fs.exists(f"{d}/{unit}")), None)
+
+
+def _is_mask(fs: FS, rel: str | None) -> bool:
+    if rel is None:
+        return False
+    if fs.readlink(rel) == "/dev/null":
+        return True
+    try:  # an empty unit file masks too (systemd.unit(5))
+        return os.stat(fs.path(rel)).st_size == 0
+    except OSError:
+        return False
+
+
 def _wants_dirs(fs: FS) -> list[str]:
-    return [f"{d}/{name}" for d in ("etc/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
-            for name in fs.listdir(d) if name.endswith((".wants", ".requires"))]
-
-
-def _masked(fs: FS, unit: str) -> bool:
-    return any(fs.readlink(f"{d}/{unit}") == "/dev/null" for d in _MASK_DIRS)
+    return [f"{d}/{name}" for d in BOOT_UNIT_DIRS for name in fs.listdir(d) if name.endswith((".wants", ".requires"))]
 
 
 def read_unit_state(fs: FS, unit: str) -> UnitState:
-    masked = _masked(fs, unit)
-    installed = any(fs.exists(f"{d}/{unit}") for d in UNIT_DIRS) and not masked
+    at_boot = _first(fs, unit, BOOT_UNIT_DIRS)
+    now = _first(fs, unit, UNIT_DIRS)
+    masked = _is_mask(fs, at_boot)
+    runtime_mask = now if now and now.startswith("run/") and _is_mask(fs, now) and not masked else None
     # a wants link left behind by a removed package dangles: systemd ignores it
     wanted_by = tuple(w.rsplit("/", 1)[1] for w in _wants_dirs(fs) if fs.resolves(f"{w}/{unit}"))
-    return UnitState(unit, installed or masked, bool(wanted_by) and not masked, masked, wanted_by)
+    return UnitState(unit, at_boot is not None, bool(wanted_by) and not masked, masked, wanted_by,
+                     at_boot if masked else None, runtime_mask)
 
 
 def enabled_units(fs: FS) -> set[str]:
-    """Every unit that starts at boot: wanted by a target and not masked (one pass)."""
+    """Every unit that starts at the next boot: wanted by a target and not masked (one pass)."""
     wanted = {name for w in _wants_dirs(fs) for name in fs.listdir(w) if fs.resolves(f"{w}/{name}")}
-    return {u for u in wanted if not _masked(fs, u)}
+    return {u for u in wanted if not _is_mask(fs, _first(fs, u, BOOT_UNIT_DIRS))}

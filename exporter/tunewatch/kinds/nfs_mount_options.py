@@ -6,6 +6,7 @@ and default tables in the check's content before comparing. Values are compared 
 `rsize=1048576` in fstab is not `rsize=65536`.
 """
 
+from ..facts.mounts import fstab_entry
 from .base import FAIL, PASS, ObjectResult, Target, per_object
 
 VARS_SCHEMA = {
@@ -56,12 +57,12 @@ def evaluate(t: Target) -> list[ObjectResult]:
     fstab = t.vars["source"] == "fstab"
     if fstab:
         wanted += t.vars.get("fstab_only_options", [])
-        entries = {e.file.rstrip("/") or "/": e for e in t.facts.fstab}
+        entries = t.facts.fstab
     want = ",".join(wanted)
 
     def one(mount):
         if fstab:
-            entry = entries.get(mount.mount_point.rstrip("/") or "/")
+            entry = fstab_entry(entries, mount.mount_point)
             if entry is None:
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
                                     f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot")

@@ -1,16 +1,20 @@
-"""nconnect=N on NFS mounts where the kernel supports it.
+"""nconnect=N on NFS mounts where the kernel supports it, at runtime or in fstab.
 
 Support is a content table (kernel >= 5.3, or a distribution backport such as RHEL 8.3's
 4.18.0-240); a mount that already shows `nconnect=` proves support whatever the table says.
+An unknown kernel version decides nothing: `error`, not notapplicable. In fstab, the
+mount's own line must carry `nconnect=N` or the next mount at boot opens one connection.
 """
 
 import re
 
-from .base import FAIL, NOTAPPLICABLE, PASS, ObjectResult, Setting, Target, as_number, per_object
+from ..facts.mounts import fstab_entry
+from .base import ERROR, FAIL, NOTAPPLICABLE, PASS, ObjectResult, Setting, Target, as_number, per_object
 
 VARS_SCHEMA = {
     "type": "object", "required": ["nconnect", "min_kernel"], "additionalProperties": False,
     "properties": {
+        "source": {"enum": ["runtime", "fstab"]},
         "nconnect": {"type": "integer", "minimum": 1, "maximum": 16},
         "min_kernel": {"type": "string", "pattern": r"^\d+(\.\d+)*$"},
         "backports": {"type": "array", "items": {
@@ -26,8 +30,11 @@ def kernel_tuple(release: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", release.split(".el")[0].split("-default")[0])[:4])
 
 
-def supported(host, v: dict) -> bool:
-    kernel = kernel_tuple(host.kernel)
+def supported(host, v: dict) -> bool | None:
+    """True/False from the content table; None when the kernel version is unknown."""
+    kernel = kernel_tuple(host.kernel) if host.kernel != "unknown" else ()
+    if not kernel:
+        return None
     if kernel >= kernel_tuple(v["min_kernel"]):
         return True
     return any(host.os_id in b["os_id"] and kernel >= kernel_tuple(b["min_kernel"]) for b in v.get("backports", []))
@@ -35,21 +42,38 @@ def supported(host, v: dict) -> bool:
 
 def evaluate(t: Target) -> list[ObjectResult]:
     wanted = t.vars["nconnect"]
+    want = f"nconnect={wanted}"
     host = t.facts.host
     kernel_ok = supported(host, t.vars)
+    fstab = t.vars.get("source", "runtime") == "fstab"
+    entries = t.facts.fstab if fstab else []
 
     def one(mount):
-        value = dict(mount.super_options).get("nconnect")
-        setting = [Setting("nconnect", as_number(value) if value else 1, wanted)]
-        if value is None and not kernel_ok:
-            return ObjectResult(mount.mount_point, NOTAPPLICABLE, f"nconnect={wanted}", "unsupported",
+        running = dict(mount.super_options).get("nconnect")
+        if running is None and kernel_ok is None:
+            return ObjectResult(mount.mount_point, ERROR, want, "kernel unknown",
+                                f"{mount.mount_point}: kernel version unreadable (proc/sys/kernel/osrelease), "
+                                "cannot tell whether nconnect is supported")
+        if running is None and not kernel_ok:
+            return ObjectResult(mount.mount_point, NOTAPPLICABLE, want, "unsupported",
                                 f"kernel {host.kernel} ({host.os_id}) does not support nconnect")
+        if fstab:
+            entry = fstab_entry(entries, mount.mount_point)
+            if entry is None:
+                return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
+                                    f"{mount.mount_point} is mounted but not in /etc/fstab: nconnect={wanted} "
+                                    "will not come back at boot")
+            value = dict(entry.options).get("nconnect")
+            where = f"/etc/fstab line {entry.line}"
+        else:
+            value, where = running, "mountinfo"
+        setting = [Setting("nconnect", as_number(value) if value else 1, wanted)]
         if value == str(wanted):
-            return ObjectResult(mount.mount_point, PASS, f"nconnect={wanted}", f"nconnect={value}",
-                                f"{mount.mount_point} uses {value} TCP connections", setting)
+            return ObjectResult(mount.mount_point, PASS, want, f"nconnect={value}",
+                                f"{mount.mount_point} uses {value} TCP connections ({where})", setting)
         shown = f"nconnect={value}" if value else "no nconnect (1 connection)"
-        return ObjectResult(mount.mount_point, FAIL, f"nconnect={wanted}", shown,
-                            f"{mount.mount_point} has {shown}; add nconnect={wanted} to its fstab options and remount",
-                            setting)
+        return ObjectResult(mount.mount_point, FAIL, want, shown,
+                            f"{mount.mount_point} has {shown} ({where}); add nconnect={wanted} to its fstab "
+                            "options" + ("" if fstab else " and remount"), setting)
 
     return per_object(t.mounts(), lambda m: m.mount_point, one)

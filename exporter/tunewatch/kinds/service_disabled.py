@@ -1,4 +1,8 @@
-"""A systemd unit does not start at boot: not installed, disabled or masked."""
+"""A systemd unit does not start at the next boot: not installed, disabled or masked.
+
+Judged on the unit tree the next boot reads (facts/services.py): a mask only in
+/run/systemd/system is gone after a reboot and does not count.
+"""
 
 from .base import FAIL, PASS, ObjectResult, Target
 
@@ -13,9 +17,18 @@ def evaluate(t: Target) -> list[ObjectResult]:
     allowed = t.vars.get("allowed", ["masked", "disabled", "not-installed"])
     state = t.facts.unit_state(unit)
     expected = " or ".join(allowed)
-    if state.state in allowed:
-        return [ObjectResult(unit, PASS, expected, state.state, f"{unit} is {state.state}")]
     wants = ", ".join(state.wanted_by) or "-"
+    runtime = (f"masked only at runtime ({state.runtime_mask} -> /dev/null; /run is emptied at every boot)"
+               if state.runtime_mask else "")
+    if state.state in allowed:
+        how = {"masked": f"masked by {state.mask_source}", "enabled": f"enabled (wanted by {wants})"}
+        shown = how.get(state.state, state.state)
+        extra = f"; also {runtime}" if runtime else ""
+        return [ObjectResult(unit, PASS, expected, state.state, f"{unit} is {shown} at the next boot{extra}")]
+    if runtime:
+        return [ObjectResult(unit, FAIL, expected, f"{state.state} at boot, {runtime}",
+                             f"{unit} is {runtime}: at the next boot it is {state.state} (wanted by {wants}) again; "
+                             f"run: systemctl mask {unit} (writes /etc/systemd/system) or systemctl disable {unit}")]
     return [ObjectResult(unit, FAIL, expected, state.state,
                          f"{unit} is {state.state} (wanted by {wants}); run: systemctl disable --now {unit}"
                          f" (or systemctl mask {unit})")]

@@ -1,5 +1,11 @@
-"""Kernel parameters, at runtime (proc/sys) or as configured to apply at boot."""
+"""Kernel parameters, at runtime (proc/sys) or as the next boot sets them.
 
+`configured` judges every consumer that runs at boot (facts/sysctl.py: systemd-sysctl,
+and tuned with its `sysctl --system` re-apply): it passes only when each of them leaves
+the wanted value, and names each one's value and source when they differ.
+"""
+
+from ..errors import FactError
 from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, as_number
 
 VARS_SCHEMA = {
@@ -21,28 +27,53 @@ def _same(actual: str, expected) -> bool:
     return " ".join(str(actual).split()) == " ".join(str(expected).split())
 
 
+def _runtime(t: Target, key: str, expected) -> ObjectResult:
+    try:
+        actual = t.facts.sysctl_runtime(key)
+    except FactError as e:
+        return ObjectResult(key, ERROR, str(expected), "unreadable", f"{key} is unreadable at runtime: {e}")
+    if actual is None:
+        modules = sorted({p.split(".", 1)[0] for p, k in t.vars.get("module_params", {}).items() if k == key})
+        why = f" (module {', '.join(modules)} not loaded?)" if modules else ""
+        return ObjectResult(key, ERROR, str(expected), "absent", f"{key} is absent at runtime{why}")
+    setting = [Setting(key, as_number(actual), as_number(expected))]
+    if _same(actual, expected):
+        return ObjectResult(key, PASS, str(expected), actual, f"{key} = {actual} (runtime)", setting)
+    return ObjectResult(key, FAIL, str(expected), actual,
+                        f"{key} is {actual}, want {expected}: sysctl -w {key}={expected}", setting)
+
+
+def _configured(boot, key: str, expected) -> ObjectResult:
+    # each consumer's view is what the key holds after it ran; a consumer that does not set
+    # the key leaves the earlier value (module option, systemd-sysctl) and disagrees with nobody
+    views = [(c.name, c.values.get(key)) for c in boot.consumers]
+    final = views[-1][1] if views else None
+    setting = [Setting(key, as_number(final.value) if final else None, as_number(expected))]
+    shown = "; ".join(f"after {name}: {v.value} ({v.source})" if v else f"{name}: not set" for name, v in views)
+    fix = f"add '{key} = {expected}' to a file in /etc/sysctl.d/"
+    if not views:
+        return ObjectResult(key, FAIL, str(expected), "no consumer",
+                            f"{key}: neither systemd-sysctl nor tuned applies sysctls at boot on this host", setting)
+    if final is None:
+        hint = ""
+        in_conf = boot.sysctl_conf.get(key)
+        if in_conf and not boot.sysctl_conf_linked:
+            hint = (f"; {in_conf.source} sets {in_conf.value} but systemd-sysctl reads /etc/sysctl.conf only "
+                    "through a sysctl.d link (99-sysctl.conf -> ../sysctl.conf), and there is none")
+        return ObjectResult(key, FAIL, str(expected), "not configured",
+                            f"{key} is not configured for boot{hint}: {fix}", setting)
+    set_views = [(name, v) for name, v in views if v is not None]
+    if all(_same(v.value, expected) for _, v in set_views):
+        return ObjectResult(key, PASS, str(expected), final.value, f"{key} = {final.value} at boot: {shown}", setting)
+    actual = " / ".join(f"{v.value} ({name})" for name, v in set_views)
+    verb = "disagree" if len({v.value for _, v in set_views}) > 1 else "set a wrong value"
+    return ObjectResult(key, FAIL, str(expected), actual,
+                        f"{key}: boot-time consumers {verb}: {shown}; want {expected} from each: {fix} "
+                        "and remove the other values", setting)
+
+
 def evaluate(t: Target) -> list[ObjectResult]:
-    configured = t.facts.sysctl_configured if t.vars["source"] == "configured" else None
-    results = []
-    for key, expected in t.vars["settings"].items():
-        if configured is None:
-            actual, where = t.facts.sysctl_runtime(key), "runtime"
-            if actual is None:
-                results.append(ObjectResult(key, ERROR, str(expected), "absent",
-                                            f"{key} does not exist at runtime (module not loaded?)"))
-                continue
-        else:
-            found = configured.get(key)
-            actual, where = (found.value, found.source) if found else (None, "not configured")
-        setting = [Setting(key, as_number(actual), as_number(expected))]
-        if actual is not None and _same(actual, expected):
-            results.append(ObjectResult(key, PASS, str(expected), actual, f"{key} = {actual} ({where})", setting))
-        elif configured is None:
-            results.append(ObjectResult(key, FAIL, str(expected), actual,
-                                        f"{key} is {actual}, want {expected}: sysctl -w {key}={expected}", setting))
-        else:
-            shown = actual if actual is not None else "not configured"
-            results.append(ObjectResult(key, FAIL, str(expected), shown,
-                                        f"{key} is {shown} in boot configuration ({where}), want {expected}: "
-                                        f"add '{key} = {expected}' to /etc/sysctl.d/", setting))
-    return results
+    if t.vars["source"] == "runtime":
+        return [_runtime(t, key, expected) for key, expected in t.vars["settings"].items()]
+    boot = t.facts.sysctl_configured
+    return [_configured(boot, key, expected) for key, expected in t.vars["settings"].items()]

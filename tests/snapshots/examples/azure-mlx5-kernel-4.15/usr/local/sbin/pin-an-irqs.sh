@@ -1,0 +1,23 @@
+#!/bin/bash
+# Pin the completion (data) vectors of the AN VF under each synthetic NIC to one CPU of
+# CPULIST each, round robin; control vectors (mlx5_*_eq) are left alone.
+# Usage: pin-an-irqs.sh CPULIST SYNTHETIC_NIC...
+set -eu
+expand() {
+    local part
+    for part in ${1//,/ }; do
+        if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+    done
+}
+cpus=($(expand "$1")); shift
+for master in "$@"; do
+    for lower in /sys/class/net/"$master"/lower_*; do
+        vf=${lower##*/lower_}
+        i=0
+        for irq in $(ls /sys/class/net/"$vf"/device/msi_irqs); do
+            grep -q "mlx5_comp" <(grep "^ *${irq}:" /proc/interrupts) || continue
+            echo "${cpus[$((i % ${#cpus[@]}))]}" > /proc/irq/"$irq"/smp_affinity_list
+            i=$((i + 1))
+        done
+    done
+done
