@@ -97,11 +97,11 @@ def _match_token(tok: UdevToken, dev: UdevDevice, out: UdevOutcome) -> bool:
     if key == "ENV":
         return _test(tok, dev.values.get(f"ENV{{{tok.attr}}}"))
     if key == "ATTR":
-        return _test(tok, dev.values.get(f"ATTR{{{tok.attr}}}"))
+        return _test(tok, dev.attr(tok.attr or ""))
     if key in ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS"):
-        index = {"KERNELS": 0, "SUBSYSTEMS": 1, "DRIVERS": 2}.get(key)
-        for level in dev.parents:
-            value = level[3].get(tok.attr or "") if key == "ATTRS" else level[index]  # type: ignore[index]
+        for level in dev.levels:
+            value = level.attr(tok.attr or "") if key == "ATTRS" else \
+                {"KERNELS": level.kernel, "SUBSYSTEMS": level.subsystem, "DRIVERS": level.driver}[key]
             if _glob_any(tok.value, value):
                 return tok.op == "=="
         return tok.op == "!="

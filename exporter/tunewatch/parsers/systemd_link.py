@@ -55,7 +55,7 @@ class LinkFile:
     source: str
     match: tuple[MatchKey, ...]  # empty: matches every interface (systemd warns)
     settings: dict[str, str]
-    rejected: tuple[str, ...]  # "file:line: Key=value: why systemd ignores it"
+    rejected: tuple[str, ...]  # "line N: Key=value: why systemd ignores it"
 
 
 def _usec(value: str) -> int | None:
@@ -104,7 +104,7 @@ def parse_link_file(text: str, source: str) -> LinkFile:
             name = {**RINGS_CHANNELS, **FEATURES, **COALESCE_SEC}[key]
             norm, why = _setting(key, value)
             if why:
-                rejected.append(f"{source}:{line}: {key}={value}: {why}")
+                rejected.append(f"line {line}: {key}={value}: {why}")
                 settings.pop(name, None)
             else:
                 settings[name] = norm  # type: ignore[assignment]
