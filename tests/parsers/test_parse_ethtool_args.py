@@ -19,7 +19,8 @@ def test_rhel_several_commands_and_device_variable():
                                       "features.generic-receive-offload": "on",
                                       "features.tcp-segmentation-offload": "off"}
     assert dict(cmds[1].settings) == {"rings.rx": "4096", "rings.tx": "4096"}
-    assert dict(cmds[2].settings) == {"coalesce.rx-usecs": "25", "coalesce.adaptive-rx": "off"}
+    # ethtool rejects `rx-usec` (a typo seed 001 contains): the whole -C command applies nothing
+    assert cmds[2].settings == () and "'rx-usec'" in cmds[2].problem and "'rx-usecs'" in cmds[2].problem
 
 
 @pytest.mark.parametrize("value, iface, settings", [
@@ -111,3 +112,58 @@ def test_ethtool_as_an_argument_is_not_a_command(line):
 def test_command_position(line, iface):
     [cmd] = find_ethtool_commands(line, "x")
     assert cmd.interface == iface and dict(cmd.settings) == {"features.large-receive-offload": "off"}
+
+
+# -- parameter names as the real ethtool accepts them ----------------------------------
+
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+
+from tunewatch.parsers.ethtool_args import PARAMS  # noqa: E402
+
+ETHTOOL = shutil.which("ethtool") or "/usr/sbin/ethtool"
+_OPT = {"coalesce": "-C", "rings": "-G", "channels": "-L"}
+
+
+def _ethtool_says_unknown(option: str, param: str, value: str) -> bool:
+    """Run the real ethtool on `lo`: argument parsing happens before any ioctl, so an
+    unknown parameter is reported whatever the device supports (nothing is changed: lo
+    supports none of these operations)."""
+    proc = subprocess.run([ETHTOOL, option, "lo", param, value], capture_output=True, text=True, timeout=10)
+    return "unknown parameter" in proc.stderr or "bad command line" in proc.stderr
+
+
+@pytest.mark.skipif(not shutil.which("ethtool") and not __import__("os").path.exists(ETHTOOL), reason="no ethtool")
+@pytest.mark.parametrize("section, param", [(s, p) for s in ("coalesce", "rings", "channels")
+                                            for p in ("rx-usecs", "rx-frames", "adaptive-rx", "tx-usecs", "rx",
+                                                      "rx-mini", "rx-jumbo", "tx", "combined", "other")
+                                            if p in PARAMS[s]])
+def test_table_names_are_accepted_by_ethtool(section, param):
+    value = "off" if param.startswith("adaptive") else "1"
+    assert not _ethtool_says_unknown(_OPT[section], param, value)
+    [cmd] = parse_ethtool_options(f"{_OPT[section]} eth0 {param} {value}", "eth0", "f")
+    assert cmd.problem is None
+
+
+@pytest.mark.skipif(not shutil.which("ethtool") and not __import__("os").path.exists(ETHTOOL), reason="no ethtool")
+@pytest.mark.parametrize("option, param, right", [("-C", "rx-usec", "rx-usecs"), ("-C", "rx_usecs", "rx-usecs"),
+                                                  ("-G", "rx-min", "rx-mini"), ("-L", "comb", None),
+                                                  ("-C", "rx-usecs-irqs", "rx-usecs-irq")])
+def test_typos_are_rejected_like_ethtool(option, param, right):
+    assert _ethtool_says_unknown(option, param, "1")
+    [cmd] = parse_ethtool_options(f"{option} eth0 {param} 1", "eth0", "f")
+    assert cmd.settings == () and f"'{param}'" in cmd.problem
+    assert (f"'{right}'" in cmd.problem) if right else "spelt" not in cmd.problem
+
+
+@pytest.mark.parametrize("value, problem", [("-C eth0 rx-usecs 25us", "a number expected"),
+                                            ("-C eth0 adaptive-rx yes", "on or off expected"),
+                                            ("-K eth0 lro false", "on or off expected")])
+def test_bad_values_reject_the_command(value, problem):
+    [cmd] = parse_ethtool_options(value, "eth0", "f")
+    assert cmd.settings == () and problem in cmd.problem
+
+
+def test_hex_numbers_are_read_as_ethtool_reads_them():
+    [cmd] = parse_ethtool_options("-G eth0 rx 0x200", "eth0", "f")
+    assert dict(cmd.settings) == {"rings.rx": "512"}

@@ -754,11 +754,16 @@ def _udev_attr():
     r.write("etc/udev/rules.d/99-nfs.rules", 'SUBSYSTEM=="bdi", ACTION=="add", \\\n  ATTR{read_ahead_kb}:="15380"\n')
     r = scn("masked_by_etc_dev_null.fail",
             "usr/lib/udev/rules.d/99-nfs.rules sets it but etc/udev/rules.d/99-nfs.rules -> /dev/null masks it "
-            "(udev(7): same name in /etc replaces /usr/lib)",
-            xfail="facts/boot.py boot_scripts() reads every *.rules in etc/, usr/lib/ and lib/udev/rules.d without "
-                  "same-name shadowing, so the masked usr/lib rule still counts (pass instead of fail)")
+            "(udev(7): same name in /etc replaces /usr/lib)")
     r.write("usr/lib/udev/rules.d/99-nfs.rules", NFS_RULE)
     r.symlink("etc/udev/rules.d/99-nfs.rules", "/dev/null")
+    r = scn("later_rule_overrides.fail", "99-nfs.rules sets 15380, a later 99-zz-readahead.rules sets 128 (last wins)")
+    r.write("etc/udev/rules.d/99-nfs.rules", NFS_RULE)
+    r.write("etc/udev/rules.d/99-zz-readahead.rules", 'SUBSYSTEM=="bdi", ACTION=="add", ATTR{read_ahead_kb}="128"\n')
+    r = scn("subsystem_alternatives.pass", 'SUBSYSTEM=="block|bdi" (| alternatives) matches bdi devices')
+    r.write("etc/udev/rules.d/99-nfs.rules", 'SUBSYSTEM=="block|bdi", ACTION=="add", ATTR{read_ahead_kb}="15380"\n')
+    r = scn("change_action_only.fail", 'ACTION=="change": a bdi appears with an "add" event at mount time')
+    r.write("etc/udev/rules.d/99-nfs.rules", 'SUBSYSTEM=="bdi", ACTION=="change", ATTR{read_ahead_kb}="15380"\n')
 
 
 @scenario("tuned_profile")
@@ -997,29 +1002,48 @@ TxBufferSize=512
 """
 
 
+def filestat(r: Root, entries: dict) -> None:
+    """Owner/mode git cannot keep (facts/filestat.py): {path: {"mode": "0600", "uid": 0}}."""
+    import json
+    r.write("filestat.json", json.dumps(entries, indent=1, sort_keys=True) + "\n")
+
+
+def mac(r: Root, ifname: str, address: str, assign_type: int = 0) -> None:
+    """sysfs `address` and `addr_assign_type` (0: permanent, 3: set by userspace)."""
+    r.value(f"sys/class/net/{ifname}/address", address)
+    r.value(f"sys/class/net/{ifname}/addr_assign_type", assign_type)
+
+
+KEYFILE = "etc/NetworkManager/system-connections/{i}.nmconnection"
+SECURE = {"mode": "0600", "uid": 0}
+VF_DRIVER_RULE = ('ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
+                  'RUN+="/usr/sbin/ethtool -L $kernel combined 16"\n')
+RX_MINI_RULE = 'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="vmxnet3", RUN+="/usr/sbin/ethtool -G %k rx-mini 0"\n'
+
+
 @scenario("nic_settings_persistent")
 def _nic_settings_persistent():
     K, C = "nic_settings_persistent", "nic-settings-persistent"
-    r = persist_az("suse_ifcfg_on_master.pass",
-                   "SUSE ifcfg-eth0 ETHTOOL_OPTIONS sets 16 queues; the hv_netvsc master's config counts for the VF",
-                   objects={"eth0": "pass", "enP1s1": "pass"})
+    # -- ifcfg: wicked / NetworkManager ifcfg-rh apply a file's options to its own interface
+    r = persist_az("ethtool_opts_on_master_only.fail",
+                   "ifcfg-eth0 ETHTOOL_OPTIONS='-L eth0 combined 16' sets the hv_netvsc master only: ethtool -L on "
+                   "the synthetic NIC does not change the VF's channels",
+                   objects={"eth0": "pass", "enP1s1": "fail"})
     r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
-    r = persist_az("suse_ifcfg_iface_placeholder.pass", "SUSE ETHTOOL_OPTIONS with the `iface` placeholder")
+    r = persist_az("suse_ifcfg_iface_placeholder.pass",
+                   "ifcfg-eth0 and ifcfg-enP1s1 with the `iface` and `*` interface placeholders (ifcfg(5))",
+                   objects={"eth0": "pass", "enP1s1": "pass"})
     r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L iface combined 8'\n")
+    r.write("etc/sysconfig/network/ifcfg-enP1s1", "STARTMODE='hotplug'\nBOOTPROTO='none'\n"
+            "ETHTOOL_OPTIONS='-L * combined 8'\n")
+    r = persist_az("ifcfg_master_file_names_vf.fail",
+                   "ifcfg-eth0 ETHTOOL_OPTIONS='-L enP1s1 combined 16': the interface word is a placeholder, wicked "
+                   "applies the options to eth0, never to enP1s1", objects={"enP1s1": "fail"})
+    r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L enP1s1 combined 16'\n")
     r = persist_az("suse_ifcfg_combined_32.fail", "ETHTOOL_OPTIONS sets 32 queues (> 16)",
                    objects={"eth0": "fail", "enP1s1": "fail"})
     r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 32'\n")
     persist_az("no_config.fail", "nothing configures the queue count", objects={"eth0": "fail", "enP1s1": "fail"})
-    r = persist_az("nm_dispatcher_script.pass", "a NetworkManager dispatcher script runs ethtool -L")
-    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-tuning", """#!/bin/sh
-[ "$1" = "eth0" ] && [ "$2" = "up" ] || exit 0
-/sbin/ethtool -L eth0 combined 16
-/sbin/ethtool -L enP1s1 combined 16
-""", mode=0o755)
-    r = persist_az("vf_config_counts_for_master.pass", "only the VF is configured (NM keyfile)")
-    r.write("etc/NetworkManager/system-connections/enP1s1.nmconnection",
-            "[connection]\nid=enP1s1\ntype=ethernet\ninterface-name=enP1s1\n\n[ethtool]\nchannels-combined=16\n",
-            mode=0o600)
 
     def vm(name, desc, **meta):
         return vmx_nic_scn(K, name, C, desc, **meta)
@@ -1032,24 +1056,179 @@ def _nic_settings_persistent():
     r = vm("rhel_ifcfg_wrong_coalesce.fail", "ETHTOOL_OPTS sets rx-usecs 50")
     r.write("etc/sysconfig/network-scripts/ifcfg-ens192", IFCFG_RHEL.format(i="ens192") +
             'ETHTOOL_OPTS="-C ens192 rx-usecs 50; -K ens192 lro off; -G ens192 rx 512 rx-mini 0 tx 512"\n')
-    r = vm("nm_keyfile_ethtool.pass", "NetworkManager keyfile [ethtool] section")
-    r.write("etc/NetworkManager/system-connections/ens192.nmconnection", NM_KEYFILE.format(i="ens192", rx=512),
-            mode=0o600)
+    r = vm("ethtool_rx_usec_typo.fail",
+           "seed 001's `-C ens192 rx-usec 25`: ethtool rejects the unknown parameter (\"unknown parameter "
+           "'rx-usec'\") and the whole -C command applies nothing", objects={"ens192": "fail"})
+    r.write("etc/sysconfig/network-scripts/ifcfg-ens192", IFCFG_RHEL.format(i="ens192") +
+            'ETHTOOL_OPTS="-C ens192 rx-usec 25; -K ens192 lro off; -G ens192 rx 512 rx-mini 0 tx 512"\n')
+    # -- NetworkManager keyfiles
+    r = vm("nm_keyfile_ethtool.pass", "NetworkManager keyfile [ethtool] section, root-owned 0600")
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512), mode=0o600)
+    filestat(r, {KEYFILE.format(i="ens192"): SECURE})
     r = vm("nm_keyfile_ring_rx_1024.fail", "keyfile ring-rx=1024")
-    r.write("etc/NetworkManager/system-connections/ens192.nmconnection", NM_KEYFILE.format(i="ens192", rx=1024),
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=1024), mode=0o600)
+    filestat(r, {KEYFILE.format(i="ens192"): SECURE})
+    r = vm("keyfile_mode_0644_ignored.fail",
+           "the keyfile is mode 0644: NetworkManager refuses it (\"File permissions (644) are insecure\")")
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512), mode=0o644)
+    filestat(r, {KEYFILE.format(i="ens192"): {"mode": "0644", "uid": 0}})
+    r = vm("keyfile_not_owned_by_root.fail", "the keyfile is 0600 but owned by uid 1000: NetworkManager refuses it")
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512), mode=0o600)
+    filestat(r, {KEYFILE.format(i="ens192"): {"mode": "0600", "uid": 1000}})
+    r = vm("keyfile_bound_by_mac.pass",
+           "no interface-name: [ethernet] mac-address is ens192's permanent MAC (addr_assign_type 0)")
+    mac(r, "ens192", "00:50:56:9a:12:34")
+    r.write(KEYFILE.format(i="data"), NM_KEYFILE.format(i="ens192", rx=512).replace(
+        "interface-name=ens192\n", "").replace("[ethernet]\n", "[ethernet]\nmac-address=00:50:56:9A:12:34\n"),
+        mode=0o600)
+    filestat(r, {KEYFILE.format(i="data"): SECURE})
+    r = vm("keyfile_mac_of_other_nic.fail", "mac-address names another NIC's MAC: the keyfile binds nothing here")
+    mac(r, "ens192", "00:50:56:9a:12:34")
+    r.write(KEYFILE.format(i="data"), NM_KEYFILE.format(i="ens192", rx=512).replace(
+        "interface-name=ens192\n", "").replace("[ethernet]\n", "[ethernet]\nmac-address=00:50:56:9a:99:99\n"),
+        mode=0o600)
+    filestat(r, {KEYFILE.format(i="data"): SECURE})
+    r = vm("keyfile_match_driver.pass", "[match] driver=vmxnet3 binds the keyfile to both vmxnet3 NICs",
+           nics=TWO_NICS, objects={"ens192": "pass", "ens224": "pass"})
+    r.write(KEYFILE.format(i="vmxnet3"), NM_KEYFILE.format(i="x", rx=512).replace(
+        "interface-name=x\n", "").replace("[ethernet]\n", "[match]\ndriver=vmxnet3;\n\n[ethernet]\n"), mode=0o600)
+    filestat(r, {KEYFILE.format(i="vmxnet3"): SECURE})
+    r = vm("keyfile_option_typo.fail", "`coalesce-rx-usec=25` is not an NM ethtool option: NetworkManager ignores it")
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512).replace(
+        "coalesce-rx-usecs", "coalesce-rx-usec"), mode=0o600)
+    filestat(r, {KEYFILE.format(i="ens192"): SECURE})
+    r = persist_az("keyfile_on_vf_not_master.fail",
+                   "only the VF's keyfile sets channels: it does not reach the hv_netvsc master",
+                   objects={"enP1s1": "pass", "eth0": "fail"})
+    r.write(KEYFILE.format(i="enP1s1"),
+            "[connection]\nid=enP1s1\ntype=ethernet\ninterface-name=enP1s1\n\n[ethtool]\nchannels-combined=16\n",
             mode=0o600)
-    r = vm("systemd_link_driver_match.pass", "a systemd .link file matching Driver=vmxnet3", nics=TWO_NICS,
-           objects={"ens192": "pass", "ens224": "pass"})
+    filestat(r, {KEYFILE.format(i="enP1s1"): SECURE})
+    # -- NetworkManager dispatcher scripts
+    dispatch = "etc/NetworkManager/dispatcher.d/90-accelnet-tuning"
+    both = """#!/bin/sh
+[ "$1" = "eth0" ] && [ "$2" = "up" ] || exit 0
+/sbin/ethtool -L eth0 combined 16
+/sbin/ethtool -L enP1s1 combined 16
+"""
+    r = persist_az("nm_dispatcher_script.pass", "a dispatcher script (0755, root) runs ethtool -L for eth0 and enP1s1")
+    r.write(dispatch, both, mode=0o755)
+    r = persist_az("dispatcher_group_writable.fail",
+                   "the same script, mode 0775: NetworkManager-dispatcher(8) never runs a script writable by group",
+                   objects={"eth0": "fail", "enP1s1": "fail"})
+    r.write(dispatch, both, mode=0o755)
+    filestat(r, {dispatch: {"mode": "0775", "uid": 0}})
+    r = persist_az("dispatcher_not_owned_by_root.fail", "the same script owned by uid 1000: never run",
+                   objects={"eth0": "fail", "enP1s1": "fail"})
+    r.write(dispatch, both, mode=0o755)
+    filestat(r, {dispatch: {"mode": "0755", "uid": 1000}})
+    r = persist_az("dispatcher_resolves_vf.pass",
+                   "the script runs for eth0 and finds its VF through the lower_* link: ethtool -L reaches enP1s1",
+                   objects={"eth0": "pass", "enP1s1": "pass"})
+    r.write(dispatch, """#!/bin/sh
+# queues of the Accelerated Networking pair (the VF name changes after a redeploy)
+[ "$1" = "eth0" ] && [ "$2" = "up" ] || exit 0
+/sbin/ethtool -L "$1" combined 16
+for link in /sys/class/net/"$1"/lower_*; do
+    vf=${link##*/lower_}
+    /sbin/ethtool -L "$vf" combined 16
+done
+""", mode=0o750)
+    r = persist_az("dispatcher_usr_lib_masked_by_etc.fail",
+                   "usr/lib/NetworkManager/dispatcher.d/90-accelnet-tuning is hidden by the same name in /etc linked "
+                   "to /dev/null", objects={"eth0": "fail", "enP1s1": "fail"})
+    r.write("usr/lib/NetworkManager/dispatcher.d/90-accelnet-tuning", both, mode=0o755)
+    r.symlink(dispatch, "/dev/null")
+    # -- udev rules
+    r = persist_az("udev_rule_matches_vf_by_driver.pass",
+                   "a udev rule matching DRIVERS==\"mlx5_core\" runs ethtool -L $kernel for every mlx5 VF; "
+                   "ifcfg-eth0 sets the master", objects={"eth0": "pass", "enP1s1": "pass"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", VF_DRIVER_RULE)
+    r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
+    r = persist_az("udev_driver_key_never_matches_net.fail",
+                   "DRIVER== (not DRIVERS==) tests the net device itself, which has no driver: the rule never fires",
+                   objects={"enP1s1": "fail"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", VF_DRIVER_RULE.replace("DRIVERS==", "DRIVER=="))
+    r = persist_az("udev_rule_change_action_only.fail",
+                   "ACTION==\"change\": boot sends \"add\" events (udevadm trigger --action=add)",
+                   objects={"enP1s1": "fail"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", VF_DRIVER_RULE.replace('"add"', '"change"'))
+    r = persist_az("udev_rule_kernel_alternatives.pass",
+                   "KERNEL==\"eth[0-9]*|enP*\" (globs with | alternatives) matches both interfaces",
+                   objects={"eth0": "pass", "enP1s1": "pass"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules",
+            'ACTION=="add", SUBSYSTEM=="net", KERNEL=="eth[0-9]*|enP*", RUN+="/usr/sbin/ethtool -L %k combined 16"\n')
+    # -- systemd .link files: only the first matching file applies; RxMiniBufferSize=0 is refused
+    r = vm("systemd_link_driver_match.pass",
+           "a .link file matching Driver=vmxnet3 (rx-usecs, LRO, rx/tx rings) plus a udev rule for rx-mini 0, "
+           "which a .link cannot set", nics=TWO_NICS, objects={"ens192": "pass", "ens224": "pass"})
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Driver=vmxnet3").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = vm("systemd_link_name_glob.pass", "the same with OriginalName=ens*")
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="OriginalName=ens*").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = vm("link_rx_mini_zero_not_applied.fail",
+           "RxMiniBufferSize=0: systemd accepts only max or 1..4294967295 and ignores the assignment",
+           objects={"ens192": "fail"})
     r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Driver=vmxnet3"))
-    r = vm("systemd_link_name_glob.pass", "a systemd .link file matching OriginalName=ens*")
-    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="OriginalName=ens*"))
     r = vm("systemd_link_shadowed_by_earlier_match.fail",
            "05-names.link (no ethtool settings) matches first, so 10-vmxnet3.link is never applied "
-           "(systemd.link(5): only the first matching file applies)",
-           xfail="facts/boot.py _from_link_files() counts every .link file with settings and ignores that udev "
-                 "applies only the first matching .link file in lexical order (and etc/ shadowing usr/lib/)")
+           "(systemd.link(5): the first matching file in lexical order applies)")
     r.write("etc/systemd/network/05-names.link", "[Match]\nOriginalName=ens*\n\n[Link]\nNamePolicy=path\n")
     r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Driver=vmxnet3"))
+    r = vm("link_masked_by_etc_dev_null.fail",
+           "usr/lib/systemd/network/10-vmxnet3.link is masked by etc/systemd/network/10-vmxnet3.link -> /dev/null")
+    r.write("usr/lib/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Driver=vmxnet3").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r.symlink("etc/systemd/network/10-vmxnet3.link", "/dev/null")
+    r = vm("link_coalesce_bare_number_is_seconds.fail",
+           "RxCoalesceSec=25 is 25 seconds (systemd time span), not 25 microseconds")
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Driver=vmxnet3").replace(
+        "RxMiniBufferSize=0\n", "").replace("25us", "25"))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = vm("link_negated_driver_excludes.fail", "Driver=!vmxnet3 excludes the vmxnet3 NICs")
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Driver=!vmxnet3").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    # -- seed 003: set_best_affinity.ksh at start-up sets the AN queues to the node's CPUs
+    r = sas_best_affinity("set_best_affinity_at_boot.pass", K, C,
+                          "an enabled unit runs set_best_affinity.ksh at start-up (seed 003)", enabled=True)
+    r = sas_best_affinity("set_best_affinity_unit_disabled.fail", K, C,
+                          "the unit running set_best_affinity.ksh is not enabled", enabled=False)
+    r = sas_best_affinity("set_best_affinity_cron_reboot.pass", K, C,
+                          "root's crontab runs set_best_affinity.ksh @reboot", enabled=None)
+
+
+BEST_UNIT = """[Unit]
+Description=Set Accelerated Networking queues and IRQ affinity (set_best_affinity.ksh, SAS Grid on ANF)
+After=remote-fs.target network-online.target
+Wants=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart=/sasdata/tools/set_best_affinity.ksh /sasdata/.affinity
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def sas_best_affinity(name, kind, check, desc, *, enabled, **meta) -> Root:
+    """An Azure SAS Grid node (azure-sas-grid-anf) whose start-up runs set_best_affinity.ksh."""
+    r = Root(kind, name, check, desc, profile="azure-sas-grid-anf", **meta)
+    azure_host(r)
+    an_pair(r, msi=range(24, 33))
+    mountinfo(r, [nfs_line()])
+    if enabled is None:
+        r.write("var/spool/cron/tabs/root", "@reboot /sasdata/tools/set_best_affinity.ksh /sasdata/.affinity\n")
+    else:
+        r.write("etc/systemd/system/sas-affinity.service", BEST_UNIT)
+        if enabled:
+            bx.enable(r, "sas-affinity.service", where="/etc/systemd/system")
+    return r
 
 
 # --------------------------------------------------------------------------------------
@@ -1305,17 +1484,48 @@ def _irq_affinity_persistent():
     r = scn("other_nic_named.fail", "the dispatcher pins enP1s10 for eth1, not enP1s1 (eth0)")
     r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth1", nic="enP1s10"), mode=0o755)
     r = scn("systemd_unit_in_usr_lib_enabled.pass",
-            "a packaged unit in usr/lib/systemd/system, enabled through multi-user.target.wants",
-            xfail="facts/boot.py boot_scripts() only globs etc/systemd/system/*.service, so an enabled unit "
-                  "installed in usr/lib/systemd/system is never considered")
+            "a packaged unit in usr/lib/systemd/system, enabled through multi-user.target.wants")
     r.write("usr/lib/systemd/system/pin-nic-irqs.service", PIN_UNIT.format(nic="enP1s1"))
     r.write("usr/local/sbin/pin-nic-irqs.sh", PIN_SCRIPT, mode=0o755)
     bx.enable(r, "pin-nic-irqs.service")
+    dispatch = "etc/NetworkManager/dispatcher.d/90-accelnet-irqs"
     r = scn("nm_dispatcher_not_executable.fail",
-            "the dispatcher script is mode 0644: NetworkManager only runs executable scripts",
-            xfail="facts/boot.py boot_scripts() takes every file in etc/NetworkManager/dispatcher.d regardless of "
-                  "its execute bit; NetworkManager-dispatcher skips non-executable scripts")
-    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o644)
+            "the dispatcher script is mode 0644: NetworkManager only runs executable scripts")
+    r.write(dispatch, DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o644)
+    r = scn("dispatcher_group_writable.fail",
+            "mode 0775: NetworkManager-dispatcher(8) never runs a script writable by group or other")
+    r.write(dispatch, DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o755)
+    filestat(r, {dispatch: {"mode": "0775", "uid": 0}})
+    r = scn("dispatcher_setuid.fail", "mode 4755: setuid scripts are never run")
+    r.write(dispatch, DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o755)
+    filestat(r, {dispatch: {"mode": "4755", "uid": 0}})
+    r = scn("dispatcher_in_usr_lib.pass", "a root-owned 0755 script in usr/lib/NetworkManager/dispatcher.d runs too")
+    r.write("usr/lib/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth0", nic="enP1s1"),
+            mode=0o755)
+    r = scn("pins_master_only.fail",
+            "set_irq_affinity_cpulist.sh eth0 names the hv_netvsc master, which has no MSI IRQs: the VF's IRQs "
+            "stay where they are")
+    r.write(dispatch, DISPATCHER.format(master="eth0", nic="eth0"), mode=0o755)
+    r = scn("udev_rule_pins_vf_by_driver.pass",
+            "a udev rule matching DRIVERS==\"mlx5_core\" runs set_irq_affinity_cpulist.sh for %k")
+    r.write("etc/udev/rules.d/90-accelnet-irqs.rules",
+            'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
+            'RUN+="/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 %k"\n')
+    r = scn("udev_rule_other_kernel_name.fail", "the udev rule matches KERNEL==\"enP2s*\" only")
+    r.write("etc/udev/rules.d/90-accelnet-irqs.rules",
+            'ACTION=="add", SUBSYSTEM=="net", KERNEL=="enP2s*", '
+            'RUN+="/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 %k"\n')
+    r = scn("udev_rule_run_reset_by_later_rule.fail",
+            "a later rule assigns RUN= (not +=), which drops the pinning program collected before (udev(7))")
+    r.write("etc/udev/rules.d/90-accelnet-irqs.rules",
+            'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
+            'RUN+="/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 %k"\n')
+    r.write("etc/udev/rules.d/95-local.rules", 'ACTION=="add", SUBSYSTEM=="net", RUN="/usr/bin/logger net $kernel"\n')
+    sas_best_affinity("set_best_affinity_at_boot.pass", K, C,
+                      "an enabled unit runs set_best_affinity.ksh at start-up (seed 003); it finds the AN VFs itself",
+                      enabled=True)
+    sas_best_affinity("set_best_affinity_not_enabled.fail", K, C,
+                      "the unit running set_best_affinity.ksh is installed but not enabled", enabled=False)
 
 
 # --------------------------------------------------------------------------------------

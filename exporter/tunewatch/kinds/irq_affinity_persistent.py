@@ -1,33 +1,61 @@
-"""An enabled boot-time mechanism pins the NIC's IRQs (names the NIC, its master or VF).
+"""An enabled boot-time mechanism pins the NIC's own IRQs.
 
-Mechanisms: NetworkManager dispatcher scripts, enabled systemd units (with the scripts
-their Exec lines run) and udev rules. What counts as pinning is content: regular
-expressions such as `smp_affinity` or `set_irq_affinity.*\\.sh`.
+Mechanisms: NetworkManager dispatcher scripts NetworkManager would run, enabled systemd
+units (with the scripts their Exec lines run), an executable rc.local, cron `@reboot`,
+and udev rules that match the NIC (evaluated per device, `%k` being it). What counts as
+pinning is content: regular expressions such as `smp_affinity` or
+`set_irq_affinity.*\\.sh`. The mechanism must name the NIC itself: the hv_netvsc master
+of an Azure VF has no MSI IRQs, so pinning "eth0" pins nothing. `resolving` (content)
+lists start-up programs that find the NICs themselves, such as seed 003's
+`set_best_affinity.ksh` for the Accelerated Networking VFs.
 """
 
 import re
 
+from ..facts import netconfig
 from .base import FAIL, PASS, ObjectResult, Target
 
+_MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
 VARS_SCHEMA = {"type": "object", "required": ["patterns"], "additionalProperties": False,
                "properties": {"patterns": {"type": "array", "minItems": 1, "items": {"type": "string", "format": "regex"}},
-                              "mechanisms": {"type": "array", "items": {"enum": ["nm-dispatcher", "systemd", "udev"]}}}}
+                              "mechanisms": {"type": "array", "items": {"enum": _MECHANISMS}},
+                              "resolving": {"type": "array", "items": {
+                                  "type": "object", "required": ["pattern", "drivers"], "additionalProperties": False,
+                                  "properties": {"pattern": {"type": "string", "format": "regex"},
+                                                 "drivers": {"type": "array", "items": {"type": "string"}}}}}}}
+
+
+def _names(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
     patterns = [re.compile(p) for p in t.vars["patterns"]]
-    mechanisms = set(t.vars.get("mechanisms", ["nm-dispatcher", "systemd", "udev"]))
-    pinning = [s for s in t.facts.boot_scripts if s.mechanism in mechanisms and any(p.search(s.text) for p in patterns)]
+    mechanisms = set(t.vars.get("mechanisms", _MECHANISMS))
+    scripts = [s for s in t.facts.boot_scripts if s.mechanism in mechanisms and s.mechanism != "udev"]
+    pinning = [s for s in scripts if s.problem is None and any(p.search(s.text) for p in patterns)]
+    udev_runs = netconfig.udev_programs(t.facts.fs, t.facts.interfaces) if "udev" in mechanisms else {}
     results = []
     for iface in t.interfaces():
-        names = [iface.name, *filter(None, [iface.master]), *iface.lowers]
-        hits = [s.source for s in pinning
-                if any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])", s.text) for n in names)]
+        hits = [s.source for s in pinning if _names(iface.name, s.text)]
+        hits += [f"{src}:{line}" for prog, src, line in udev_runs.get(iface.name, [])
+                 if any(p.search(prog) for p in patterns) and _names(iface.name, prog)]
+        for spec in t.vars.get("resolving", []):
+            if iface.driver in spec["drivers"]:
+                hits += [f"{s.source} (runs {spec['pattern']})" for s in scripts
+                         if s.problem is None and re.search(spec["pattern"], s.text)]
         if hits:
             results.append(ObjectResult(iface.name, PASS, "pinned at boot", ", ".join(hits),
                                         f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}"))
-        else:
-            results.append(ObjectResult(iface.name, FAIL, "pinned at boot", "no boot mechanism",
-                                        f"nothing pins {iface.name}'s IRQs at boot: add a NetworkManager dispatcher "
-                                        f"script or an enabled systemd unit running set_irq_affinity_cpulist.sh"))
+            continue
+        notes = [s.problem for s in scripts if s.problem and _names(iface.name, s.source + s.text)]
+        notes += [s.problem for s in scripts if s.problem and s.mechanism == "nm-dispatcher"]
+        if iface.master:
+            notes += [f"{s.source} pins {iface.master}, whose hv_netvsc device has no IRQs of its own"
+                      for s in pinning if _names(iface.master, s.text)]
+        hint = "; ".join(dict.fromkeys(notes))
+        results.append(ObjectResult(iface.name, FAIL, "pinned at boot", "no boot mechanism",
+                                    f"nothing pins {iface.name}'s IRQs at boot" + (f" ({hint})" if hint else "") +
+                                    f": add a NetworkManager dispatcher script, an enabled systemd unit or a udev "
+                                    f"rule running set_irq_affinity_cpulist.sh for {iface.name}"))
     return results

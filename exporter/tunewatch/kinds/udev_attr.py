@@ -1,6 +1,13 @@
-"""A udev rule assigns a sysfs attribute for a subsystem at boot (ATTR{x}="v")."""
+"""A udev rule assigns a sysfs attribute for a subsystem's devices at boot (ATTR{x}="v").
 
-from ..parsers.udev_rules import parse_udev_rules
+The rules are evaluated as udev does for an "add" event of a device of that subsystem
+(facts/udev.py): files merged by name over /etc, /run, /usr/lib and /lib with /dev/null
+masks, rules in order, `SUBSYSTEM`/`ACTION` matched with globs, `|` alternatives and `!=`;
+the last matching `ATTR{x}=` wins. Keys about a particular device (KERNEL, ATTR{}, ...)
+and PROGRAM/RESULT cannot be told without the device and are taken to match.
+"""
+
+from ..facts import udev
 from .base import FAIL, PASS, ObjectResult, Target
 
 VARS_SCHEMA = {"type": "object", "required": ["subsystem", "attribute", "value"], "additionalProperties": False,
@@ -11,19 +18,13 @@ VARS_SCHEMA = {"type": "object", "required": ["subsystem", "attribute", "value"]
 def evaluate(t: Target) -> list[ObjectResult]:
     sub, attr, value = t.vars["subsystem"], t.vars["attribute"], str(t.vars["value"])
     obj, want = f"udev {sub} {attr}", f'SUBSYSTEM=="{sub}", ATTR{{{attr}}}="{value}"'
-    seen = []
-    for script in t.facts.boot_scripts:
-        if script.mechanism != "udev":
-            continue
-        for rule in parse_udev_rules(script.text, script.source):
-            if not any(tok.key == "SUBSYSTEM" and tok.op == "==" and tok.value == sub for tok in rule.tokens):
-                continue
-            for tok in rule.tokens:
-                if tok.key == "ATTR" and tok.attr == attr and tok.op in ("=", ":="):
-                    if tok.value == value:
-                        return [ObjectResult(obj, PASS, want, f"{script.source}:{rule.line}",
-                                             f"{script.source}:{rule.line} sets {attr}={value} for {sub} devices")]
-                    seen.append(f"{script.source}:{rule.line} sets {tok.value}")
-    actual = "; ".join(seen) or "no rule"
+    files = udev.read_rules(t.facts.fs)
+    outcome = udev.evaluate(files, udev.UdevDevice({"SUBSYSTEM": sub}, unknown_matches=True))
+    got = outcome.attrs.get(attr)
+    if got and got[0] == value:
+        return [ObjectResult(obj, PASS, want, f"{got[1]}:{got[2]}",
+                             f"{got[1]}:{got[2]} sets {attr}={value} for {sub} devices")]
+    actual = f"{got[1]}:{got[2]} sets {got[0]}" if got else "no rule"
     return [ObjectResult(obj, FAIL, want, actual,
-                         f"no udev rule sets {attr}={value} for {sub} devices ({actual}); add one to /etc/udev/rules.d/")]
+                         f"no udev rule sets {attr}={value} for {sub} devices at boot ({actual}); add one to "
+                         f"/etc/udev/rules.d/ (ACTION==\"add\", SUBSYSTEM==\"{sub}\")")]

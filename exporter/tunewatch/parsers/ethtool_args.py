@@ -1,13 +1,20 @@
 """ethtool invocations found in ifcfg values and boot scripts, as settings in ethtool's
 JSON naming ("channels.combined", "rings.rx", "coalesce.rx-usecs",
-"features.large-receive-offload"; values as written, `on`/`off` for booleans).
+"features.large-receive-offload"; numbers in decimal, `on`/`off` for booleans).
 
 Only the set options that tuning checks care about are read (-L, -G, -C, -K); any other
 invocation (`-s speed 1000`, `-A`, queries) is passed over.
+
+Parameter names are matched exactly, as ethtool does: its `parse_generic_cmdline()`
+compares each word with `strcmp()` against the option's table and, on an unknown word,
+prints `ethtool (-C): unknown parameter 'rx-usec'` and exits 1 without changing anything
+(ethtool 6.1, checked with the real binary). Such a command carries a `problem` and no
+settings. Main options are matched exactly too (`--coal` is a bad command line).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
 from dataclasses import dataclass
@@ -21,12 +28,28 @@ _SECTIONS = {"-L": "channels", "--set-channels": "channels", "-G": "rings", "--s
 # global flags that may precede the option
 _FLAGS_WITH_ARG = {"--debug"}
 _FLAGS = {"--json", "-I", "--include-statistics"}
+# ethtool's short feature names (`off_flag_def[]` in ethtool.c) and the names `-k` shows;
+# any other word is a kernel feature string that only the running kernel can confirm.
 _FEATURES = {"lro": "large-receive-offload", "gro": "generic-receive-offload",
              "gso": "generic-segmentation-offload", "tso": "tcp-segmentation-offload",
+             "ufo": "udp-fragmentation-offload",
              "rx": "rx-checksumming", "tx": "tx-checksumming", "sg": "scatter-gather",
              "rxvlan": "rx-vlan-offload", "txvlan": "tx-vlan-offload", "ntuple": "ntuple-filters",
              "rxhash": "receive-hashing"}
-_ALIASES = {"coalesce": {"rx-usec": "rx-usecs", "tx-usec": "tx-usecs"}}
+_BOOL_PARAMS = {"adaptive-rx", "adaptive-tx", "cqe-mode-rx", "cqe-mode-tx", "tx-push", "rx-push"}
+# Parameter tables of ethtool 6.x (`ethtool -h`; ethtool.c `-C`, `-G`, `-L` argument tables).
+PARAMS = {
+    "coalesce": ("adaptive-rx", "adaptive-tx", "rx-usecs", "rx-frames", "rx-usecs-irq", "rx-frames-irq",
+                 "tx-usecs", "tx-frames", "tx-usecs-irq", "tx-frames-irq", "stats-block-usecs", "pkt-rate-low",
+                 "rx-usecs-low", "rx-frames-low", "tx-usecs-low", "tx-frames-low", "pkt-rate-high",
+                 "rx-usecs-high", "rx-frames-high", "tx-usecs-high", "tx-frames-high", "sample-interval",
+                 "cqe-mode-rx", "cqe-mode-tx", "tx-aggr-max-bytes", "tx-aggr-max-frames", "tx-aggr-time-usecs"),
+    "rings": ("rx", "rx-mini", "rx-jumbo", "tx", "rx-buf-len", "cqe-size", "tx-push", "rx-push",
+              "tx-push-buf-len", "tcp-data-split", "hds-thresh"),
+    "channels": ("rx", "tx", "other", "combined"),
+}
+_OPTION_OF = {"coalesce": "-C", "rings": "-G", "channels": "-L", "features": "-K"}
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")  # get_uint_range(): strtoul(..., 0)
 _VALUE = re.compile(r"[0-9]+|on|off")
 # ifcfg placeholders for "this interface": RHEL's ${DEVICE}, SUSE's literal `iface`
 _PLACEHOLDER = re.compile(r"\$\{?\w+\}?|iface|IFACE|<iface>")
@@ -42,17 +65,46 @@ class EthtoolCommand:
     interface: str | None
     settings: tuple[tuple[str, str], ...]
     line: int
+    problem: str | None = None  # why ethtool rejects the whole command (then settings are empty)
 
 
-def _settings(section: str, words: list[str]) -> tuple[tuple[str, str], ...]:
-    """key/value pairs; a trailing key without a value (a typo, `2>` left over) is dropped."""
+def suggest(word: str, names) -> str | None:
+    """The table name a misspelt word was meant to be (`rx-usec` -> `rx-usecs`)."""
+    close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def _unknown(section: str, key: str) -> str:
+    right = suggest(key, PARAMS[section])
+    hint = f"; the parameter is spelt '{right}'" if right else ""
+    return f"ethtool ({_OPTION_OF[section]}) rejects unknown parameter '{key}'{hint}, so it applies nothing"
+
+
+def _value(section: str, key: str, value: str) -> tuple[str | None, str | None]:
+    """(normalised value, problem) as ethtool parses it: u32 numbers, on/off booleans."""
+    if section == "features" or key in _BOOL_PARAMS:
+        if value in ("on", "off"):
+            return value, None
+        return None, f"ethtool ({_OPTION_OF[section]}) rejects '{key} {value}': on or off expected"
+    if _NUMBER.fullmatch(value) and int(value, 0) <= 0xFFFFFFFF:
+        return str(int(value, 0)), None
+    return None, f"ethtool ({_OPTION_OF[section]}) rejects '{key} {value}': a number expected"
+
+
+def _settings(section: str, words: list[str]) -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """key/value pairs, or a problem that makes ethtool reject the whole command. A trailing
+    key without a value (`2>` left over by the word splitter) is dropped."""
     pairs = []
     for key, value in zip(words[0::2], words[1::2]):
         if section == "features":
             key = _FEATURES.get(key, key)
-        key = _ALIASES.get(section, {}).get(key, key)
-        pairs.append((f"{section}.{key}", value))
-    return tuple(pairs)
+        elif key not in PARAMS[section]:
+            return (), _unknown(section, key)
+        norm, problem = _value(section, key, value)
+        if problem:
+            return (), problem
+        pairs.append((f"{section}.{key}", norm))
+    return tuple(pairs), None
 
 
 def _iface_omitted(args: list[str]) -> bool:
@@ -80,8 +132,8 @@ def _command(words: list[str], line: int, default_iface: str | None) -> EthtoolC
         iface, args = (args[0], args[1:]) if args else (None, [])
         if default_iface is not None and iface is not None and _PLACEHOLDER.fullmatch(iface):
             iface = default_iface
-    settings = _settings(section, args)
-    return EthtoolCommand(iface, settings, line) if settings else None
+    settings, problem = _settings(section, args)
+    return EthtoolCommand(iface, settings, line, problem) if settings or problem else None
 
 
 def parse_ethtool_options(value: str, default_iface: str, source: str) -> list[EthtoolCommand]:

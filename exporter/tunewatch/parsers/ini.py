@@ -59,3 +59,24 @@ def parse_ini(text: str, source: str) -> dict[str, dict[str, str]]:
         last_key, key_indent = key.strip(), _indent(raw)
         sections.setdefault(section, {})[last_key] = value.strip()
     return sections
+
+
+def parse_ini_items(text: str, source: str) -> list[tuple[str, str, str, int]]:
+    """(section, key, value, line) in file order, repeated keys kept: systemd's own reading
+    (no indented continuation lines; a trailing backslash joins lines)."""
+    items, section = [], ""
+    for n, raw in _joined(text):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            name, close, after = line[1:].partition("]")
+            if not close or (after.strip() and after.strip()[0] not in "#;"):
+                raise ParseError(source, f"bad section header {line[:60]!r}", n)
+            section = name.strip()
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise ParseError(source, f"neither [section] nor key=value: {line[:60]!r}", n)
+        items.append((section, key.strip(), value.strip(), n))
+    return items

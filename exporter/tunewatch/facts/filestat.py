@@ -1,0 +1,58 @@
+"""Owner and mode of configuration files, for consumers that refuse insecure ones
+(NetworkManager keyfiles and dispatcher scripts).
+
+On a live host this is `stat()`. A snapshot keeps file modes (collect copies them), but git
+keeps only the executable bit and a copy made by any user loses the owner, so a snapshot
+may state both in `filestat.json` at its root: `{"<relative path>": {"mode": "0600",
+"uid": 0}}` (either key optional). A path it does not list has the mode of the snapshot's
+file and is owned by root (uid 0), which is what `collect` run as root copies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass
+
+from ..errors import FactError
+from ..fs import FS
+
+SIDECAR = "filestat.json"
+
+
+@dataclass(frozen=True)
+class FileStat:
+    mode: int  # permission bits and setuid/setgid/sticky (S_IMODE)
+    uid: int
+    regular: bool
+
+
+def _sidecar(fs: FS) -> dict:
+    if fs.live:
+        return {}
+    text = fs.read_text(SIDECAR)  # small, read per call: a re-scan sees an edited snapshot
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError as e:
+        raise FactError(f"{SIDECAR}: not JSON: {e}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise FactError(f"{SIDECAR}: expected {{path: {{mode, uid}}}}")
+    return data
+
+
+def file_stat(fs: FS, rel: str) -> FileStat | None:
+    """Owner and mode of `rel` (links followed, as NetworkManager's stat() does); None when
+    it does not exist."""
+    try:
+        st = os.stat(fs.path(rel))
+    except OSError:
+        return None
+    mode, uid = stat.S_IMODE(st.st_mode), st.st_uid if fs.live else 0
+    entry = _sidecar(fs).get(rel.strip("/"), {})
+    try:
+        mode = int(str(entry["mode"]), 8) if "mode" in entry else mode
+        uid = int(entry.get("uid", uid))
+    except (TypeError, ValueError):
+        raise FactError(f"{SIDECAR}: {rel}: mode must be an octal string and uid a number") from None
+    return FileStat(mode, uid, stat.S_ISREG(st.st_mode))

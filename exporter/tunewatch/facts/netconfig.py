@@ -1,0 +1,280 @@
+"""ethtool settings each boot-time consumer would apply, and to which interfaces.
+
+Every entry names the interfaces it reaches (`targets`), judged the way its consumer
+binds configuration to a device; an entry with a `problem` applies nothing and says why:
+- ifcfg (SUSE wicked `ETHTOOL_OPTIONS`, RHEL `ETHTOOL_OPTS` read by NetworkManager's
+  ifcfg-rh plugin): applies to the file's own interface (DEVICE=, else the name after
+  `ifcfg-`); the interface word in each command is a placeholder both consumers skip
+  (`iface`, `*`, `${DEVICE}`, the name itself). A command naming another interface still
+  configures the file's interface, never the one named.
+- NetworkManager keyfiles (nm-settings-keyfile(5)): read only when owned by root with no
+  group/other permission bits (NM: "File permissions (...) are insecure"); bound by
+  `connection.interface-name`, `[ethernet] mac-address` (the permanent MAC), and the
+  `[match]` `interface-name=` / `driver=` lists (`;`-separated globs, `!` negation, `&`
+  mandatory, `|` optional, as nm-settings-nmcli(5)). Only the exact NM option names apply.
+- systemd .link files (systemd.link(5)): per interface, only the first matching file in
+  lexical order of names applies.
+- udev rules (udev(7)): programs `RUN` collects for the device, `%k`/`$kernel` being it.
+- Boot scripts (NetworkManager dispatcher scripts, enabled units and what they run): a
+  literal interface name reaches that interface; a dispatcher script's `$1`/
+  `$DEVICE_IFACE` is the interface NetworkManager runs it for (restricted by `"$1" = "x"`
+  tests when it has them); another variable in a script that reads `lower_*` links
+  reaches the VFs of those interfaces. Anything else is not credited.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+
+from ..fs import FS
+from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options, suggest
+from ..parsers.ini import parse_ini
+from ..parsers.shellvars import parse_shell_assignments
+from ..parsers.systemd_link import LinkFile, parse_link_file
+from . import udev
+from .filestat import file_stat
+from .interfaces import Interface
+from .netdevice import NetDevice, read_net_devices
+
+
+@dataclass(frozen=True)
+class PersistedEthtool:
+    source: str
+    settings: dict[str, str]
+    targets: tuple[str, ...]  # interfaces the consumer applies it to
+    problem: str | None = None  # why it applies nothing
+
+
+LINK_DIRS = ("etc/systemd/network", "run/systemd/network", "usr/local/lib/systemd/network",
+             "usr/lib/systemd/network", "lib/systemd/network")
+NM_DIRS = ("etc/NetworkManager/system-connections", "run/NetworkManager/system-connections")
+NM_KEYS = {"channels-combined": "channels.combined", "channels-rx": "channels.rx", "channels-tx": "channels.tx",
+           "channels-other": "channels.other", "ring-rx": "rings.rx", "ring-rx-mini": "rings.rx-mini",
+           "ring-rx-jumbo": "rings.rx-jumbo", "ring-tx": "rings.tx", "coalesce-rx-usecs": "coalesce.rx-usecs",
+           "coalesce-tx-usecs": "coalesce.tx-usecs", "coalesce-rx-frames": "coalesce.rx-frames",
+           "coalesce-tx-frames": "coalesce.tx-frames", "coalesce-adaptive-rx": "coalesce.adaptive-rx",
+           "coalesce-adaptive-tx": "coalesce.adaptive-tx", "feature-lro": "features.large-receive-offload",
+           "feature-gro": "features.generic-receive-offload", "feature-gso": "features.generic-segmentation-offload",
+           "feature-tso": "features.tcp-segmentation-offload", "feature-rx": "features.rx-checksumming",
+           "feature-tx": "features.tx-checksumming", "feature-sg": "features.scatter-gather",
+           "feature-rxhash": "features.receive-hashing", "feature-ntuple": "features.ntuple-filters",
+           "feature-rxvlan": "features.rx-vlan-offload", "feature-txvlan": "features.tx-vlan-offload"}
+_GKEYFILE_BOOL = {"true": "on", "1": "on", "false": "off", "0": "off"}
+_IFACE_ARG = re.compile(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
+_GUARD = re.compile(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
+
+
+# -- ifcfg ----------------------------------------------------------------------------
+
+def _from_ifcfg(fs: FS, names: set[str]) -> list[PersistedEthtool]:
+    found = []
+    for d, var in (("etc/sysconfig/network", "ETHTOOL_OPTIONS"), ("etc/sysconfig/network-scripts", "ETHTOOL_OPTS")):
+        for rel in fs.glob(d, "ifcfg-*"):
+            if rel.endswith(("~", ".old", ".bak", ".orig", ".rpmnew", ".rpmsave", ".rpmorig", ".scpmbackup")):
+                continue  # ifcfg(5): files with these extensions are ignored
+            values = parse_shell_assignments(fs.read_required(rel), rel)
+            iface = values.get("DEVICE") or rel.rsplit("ifcfg-", 1)[1]
+            for cmd in parse_ethtool_options(values.get(var, ""), iface, rel):
+                problem = cmd.problem
+                if not problem and cmd.interface not in (iface, None) and cmd.interface in names:
+                    problem = (f"names {cmd.interface}, but {var} of {rel.rsplit('/', 1)[1]} configures {iface} "
+                               f"(the interface word is a placeholder)")
+                found.append(PersistedEthtool(f"{rel}:{var}", dict(cmd.settings), (iface,), problem))
+    return found
+
+
+# -- NetworkManager keyfiles ------------------------------------------------------------
+
+def _nm_list_match(spec: str, value: str | None) -> bool:
+    """nm-settings-nmcli(5) match lists: `|` optional (ORed), `&` mandatory, `!` inverts."""
+    optional, hit_optional = False, False
+    for item in (i.strip() for i in spec.split(";")):
+        if not item:
+            continue
+        mandatory = item.startswith("&")
+        item = item.lstrip("|&")
+        inverted = item.startswith("!")
+        item = item.lstrip("!").removeprefix("\\")
+        hit = value is not None and fnmatch.fnmatchcase(value, item)
+        if inverted or mandatory:
+            if hit == inverted:
+                return False
+        else:
+            optional = True
+            hit_optional = hit_optional or hit
+    return hit_optional or not optional
+
+
+def _nm_binds(conf: dict, dev: NetDevice) -> bool:
+    conn, wired, match = conf.get("connection", {}), conf.get("ethernet", {}), conf.get("match", {})
+    if conn.get("interface-name") and conn["interface-name"] != dev.name:
+        return False
+    if wired.get("mac-address") and wired["mac-address"].lower() != dev.permanent_mac:
+        return False
+    if match.get("interface-name") and not _nm_list_match(match["interface-name"], dev.name):
+        return False
+    if match.get("driver") and not _nm_list_match(match["driver"], dev.driver):
+        return False
+    return any((conn.get("interface-name"), wired.get("mac-address"), match.get("interface-name"), match.get("driver")))
+
+
+def _nm_settings(section: dict, rel: str) -> tuple[dict[str, str], list[str]]:
+    settings, unknown = {}, []
+    for key, value in section.items():
+        if key not in NM_KEYS:
+            right = suggest(key, NM_KEYS)
+            unknown.append(f"{key} (NetworkManager ignores it" + (f"; the option is {right})" if right else ")"))
+            continue
+        name = NM_KEYS[key]
+        if name.startswith("features.") or "adaptive" in name:
+            settings[name] = _GKEYFILE_BOOL.get(value.strip().lower(), value)
+        else:
+            settings[name] = value.strip()
+    return settings, unknown
+
+
+def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice]) -> list[PersistedEthtool]:
+    found = []
+    for rel in fs.config_files(NM_DIRS, "*.nmconnection"):
+        conf = parse_ini(fs.read_required(rel), rel)
+        settings, unknown = _nm_settings(conf.get("ethtool", {}), rel)
+        if not settings and not unknown:
+            continue
+        targets = tuple(n for n, d in devices.items() if _nm_binds(conf, d))
+        st = file_stat(fs, rel)
+        problem = None
+        if st is not None and (st.uid != 0 or st.mode & 0o077 or not st.regular):
+            problem = (f"NetworkManager ignores {rel}: owner uid {st.uid}, mode {st.mode:04o} (a keyfile must be a "
+                       f"regular file owned by root with no group/other permissions, e.g. 0600)")
+        found.append(PersistedEthtool(rel, settings if not problem else {}, targets, problem))
+        if unknown and not problem:
+            found.append(PersistedEthtool(rel, {}, targets, "unknown [ethtool] keys: " + ", ".join(unknown)))
+    return found
+
+
+# -- systemd .link files ---------------------------------------------------------------
+
+_HOST_CONDITIONS = {"Host", "Virtualization", "KernelCommandLine", "KernelVersion", "Architecture", "Firmware",
+                    "Credential", "ConditionHost"}
+
+
+def _link_key_matches(key: str, values: tuple[str, ...], dev: NetDevice) -> bool:
+    """One [Match] key, as systemd's net_condition_test_strv(): a matching negative item
+    fails it; with positive items, one of them must match."""
+    if key in _HOST_CONDITIONS:
+        return True  # conditions on the host, not the interface: not judged here
+    props = {"ID_NET_DRIVER": dev.driver, "INTERFACE": dev.name, "ID_PATH": dev.id_path}
+    subjects = {"OriginalName": dev.name, "Driver": dev.driver, "Path": dev.id_path, "Type": dev.type,
+                "MACAddress": dev.mac, "PermanentMACAddress": dev.permanent_mac, "Kind": None}
+    positive, hit = False, False
+    for v in values:
+        inverted = v.startswith("!")
+        pattern = v[1:] if inverted else v
+        if key in ("MACAddress", "PermanentMACAddress"):
+            subject = subjects[key]
+            matched = subject is not None and subject == pattern.lower().replace("-", ":")
+        elif key == "Property":
+            prop, _, pattern = pattern.partition("=")
+            subject = props.get(prop)
+            matched = subject is not None and fnmatch.fnmatchcase(subject, pattern)
+        else:
+            subject = subjects.get(key)
+            matched = subject is not None and fnmatch.fnmatchcase(subject, pattern)
+        if inverted and matched:
+            return False
+        if not inverted:
+            positive, hit = True, hit or matched
+    return hit or not positive
+
+
+def link_applies(link: LinkFile, dev: NetDevice) -> bool:
+    return all(_link_key_matches(m.key, m.values, dev) for m in link.match)
+
+
+def _from_link_files(fs: FS, devices: dict[str, NetDevice]) -> list[PersistedEthtool]:
+    links = []
+    for rel in fs.config_files(LINK_DIRS, "*.link"):
+        text = fs.read_required(rel)
+        if text.strip():  # systemd.link(5): an empty file masks the name, like /dev/null
+            links.append(parse_link_file(text, rel))
+    found = []
+    for name, dev in devices.items():
+        first = next((link for link in links if link_applies(link, dev)), None)
+        if first is None:
+            continue
+        if first.settings:
+            found.append(PersistedEthtool(first.source, dict(first.settings), (name,)))
+        for why in first.rejected:
+            found.append(PersistedEthtool(first.source, {}, (name,), why))
+        for later in links[links.index(first) + 1:]:
+            if later.settings and link_applies(later, dev):
+                found.append(PersistedEthtool(later.source, {}, (name,),
+                                              f"{later.source} also matches {name} but only the first matching "
+                                              f".link file applies ({first.source})"))
+    return found
+
+
+# -- udev rules and boot scripts -----------------------------------------------------
+
+def udev_device(fs: FS, dev: NetDevice) -> udev.UdevDevice:
+    def reader(rel: str):
+        return lambda attr: fs.read_value(f"{rel}/{attr}") if attr and ".." not in attr else None
+    me = udev.Level(dev.name, "net", None, reader(dev.rel))
+    parents = tuple(udev.Level(p.kernel, p.subsystem, p.driver, reader(p.rel)) for p in dev.parents)
+    values = {"KERNEL": dev.name, "NAME": dev.name, "SUBSYSTEM": "net", "DRIVER": None,
+              "ENV{ID_NET_DRIVER}": dev.driver, "ENV{INTERFACE}": dev.name}
+    return udev.UdevDevice(values, reader(dev.rel), (me, *parents))
+
+
+def udev_programs(fs: FS, interfaces: dict[str, Interface]) -> dict[str, list[tuple[str, str, int]]]:
+    """Per interface, the programs udev RUNs for its "add" event, with `%k` etc. replaced."""
+    files = udev.read_rules(fs)
+    devices = read_net_devices(fs, interfaces)
+    return {name: [(udev.substitute(p, name), src, line) for p, src, line in udev.evaluate(files, udev_device(fs, d)).run]
+            for name, d in devices.items()}
+
+
+def _from_udev(fs: FS, interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
+    found = []
+    for name, programs in udev_programs(fs, interfaces).items():
+        for program, source, line in programs:
+            for cmd in find_ethtool_commands(program, source):
+                found.append(_entry(f"{source}:{line}", cmd, (cmd.interface,) if cmd.interface else ()))
+    return found
+
+
+def _entry(source: str, cmd: EthtoolCommand, targets: tuple[str, ...]) -> PersistedEthtool:
+    return PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem)
+
+
+def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface]) -> tuple[str, ...]:
+    iface = cmd.interface or ""
+    if not any(c in iface for c in "$%`"):
+        return (iface,) if iface else ()
+    if script.mechanism != "nm-dispatcher":
+        return ()
+    guards = set(_GUARD.findall(script.text))
+    runs_for = [n for n in interfaces if not guards or n in guards]
+    if _IFACE_ARG.match(iface):
+        return tuple(runs_for)
+    if "lower_" in script.text:  # the script resolves the VF below the interface it runs for
+        return tuple(vf for n in runs_for for vf in interfaces[n].lowers)
+    return ()
+
+
+def _from_scripts(scripts, interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
+    found = []
+    for script in scripts:
+        if script.mechanism == "udev":
+            continue  # judged per device by _from_udev
+        for cmd in find_ethtool_commands(script.text, script.source):
+            found.append(_entry(f"{script.source}:{cmd.line}", cmd, _script_targets(cmd, script, interfaces)))
+    return found
+
+
+def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
+    devices = read_net_devices(fs, interfaces)
+    return (_from_ifcfg(fs, set(interfaces)) + _from_nm_keyfiles(fs, devices) + _from_link_files(fs, devices)
+            + _from_udev(fs, interfaces) + _from_scripts(scripts, interfaces))
