@@ -7,9 +7,10 @@ local host = '{{ with printf "tunewatch_host_info{instance=%q,job=%q}" $labels.i
 local objects(status, check='$labels.check') =
   '{{ range $i, $o := printf "topk(5, tunewatch_object_status{instance=%q,job=%q,check=%q,status=\\"' + status
   + '\\"})" $labels.instance $labels.job ' + check + ' | query }}{{ if $i }}, {{ else }}: {{ end }}{{ $o.Labels.object }}{{ end }}';
-local count(status, check='$labels.check') =
+local count(status, verb, check='$labels.check') =
   '{{ with printf "tunewatch_check_objects{instance=%q,job=%q,check=%q,status=\\"' + status
-  + '\\"}" $labels.instance $labels.job ' + check + ' | query }}{{ . | first | value }}{{ else }}no{{ end }}';
+  + '\\"}" $labels.instance $labels.job ' + check + ' | query }}{{ . | first | value }} object(s) ' + verb
+  + '{{ else }}Objects ' + verb + '{{ end }}';
 local details = 'Per-object expected and actual values: `tunewatch scan` on the host, or the exporter\'s JSON report.';
 
 // A static value gets `=`, alternatives `=~` (pint: promql/regexp).
@@ -30,7 +31,7 @@ local matcher(label, value) =
       description: std.join(' ', [
         'Check {{ $labels.check }} (check severity {{ $labels.check_severity }}, profile {{ $labels.profile }})',
         'fails on {{ $labels.instance }}' + host + ':',
-        count('fail') + ' object(s) fail' + objects('fail') + '.',
+        count('fail', 'fail') + objects('fail') + '.',
         details,
       ]),
       runbook_url: runbook('{{ $labels.check }}'),
@@ -61,7 +62,7 @@ local matcher(label, value) =
         'Check {{ $labels.check }} (check severity {{ $labels.check_severity }}, profile {{ $labels.profile }})',
         'passed on {{ $labels.instance }}' + host + ' up to ' + what + ' and has failed since:',
         'the setting was applied at runtime only, or its boot-time mechanism did not run.',
-        count('fail') + ' object(s) fail' + objects('fail') + '.',
+        count('fail', 'fail') + objects('fail') + '.',
         details,
       ]),
       runbook_url: runbook(std.asciiLower(name)),
@@ -134,7 +135,7 @@ local matcher(label, value) =
               description: std.join(' ', [
                 '{{ $labels.check }} passes on {{ $labels.instance }}' + host + ' now, but {{ $labels.persistent_check }}',
                 'fails: the setting is not configured to come back, so the next reboot (or driver reload) will undo it.',
-                count('fail', '$labels.persistent_check') + ' object(s) not persisted'
+                count('fail', 'not persisted', '$labels.persistent_check')
                 + objects('fail', '$labels.persistent_check') + '.',
               ]),
               runbook_url: runbook('tuningnotpersistent'),
