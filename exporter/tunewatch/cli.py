@@ -15,6 +15,14 @@ from .content import Content
 from .errors import ContentError, TunewatchError
 
 FORMATS = ("text", "json", "junit", "prometheus", "html")
+# Debian's node_exporter textfile directory (prometheus-node-exporter package default).
+TEXTFILE_PATH = "/var/lib/prometheus/node-exporter/tunewatch.prom"
+
+
+def _detail_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--metrics.detail", dest="metrics_detail", action="store_true",
+                   help="prometheus: also export one series per object, data IRQ and numeric setting "
+                        "(docs/metrics.md: about 10x the series on a large host)")
 
 
 def _seconds(text: str) -> float:
@@ -52,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
             examples:
               tunewatch scan                                   scan this host with the auto profile
               tunewatch scan --root tests/snapshots/examples/azure-m-rebooted --profile azure-sap-hana
-              tunewatch scan --format prometheus --output /var/lib/node_exporter/textfile/tunewatch.prom
+              tunewatch scan --format prometheus --output /var/lib/prometheus/node-exporter/tunewatch.prom
               tunewatch serve --profile vmware-sap-hana        Prometheus exporter on :19847
               tunewatch collect /tmp/snap                      snapshot this host for a later scan --root
               tunewatch checks -v nic-irq-affinity             explain a check
@@ -64,7 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scan", help="scan this host (or a snapshot) and report per check and object")
     _scan_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (prometheus: atomically)")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the report to FILE (prometheus: atomically, for node_exporter's textfile collector, "
+                        f"e.g. {TEXTFILE_PATH})")
+    p.add_argument("--exit-code", dest="exit_code", action="store_true",
+                   help="prometheus with --output: exit 2 when a check fails or errors, as the other formats do "
+                        "(default: exit 0 once the file is written, so a systemd timer does not report a failure)")
+    _detail_arg(p)
     p.add_argument("--verbose", "-v", action="store_true", help="text: list passing objects too")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text colours (default: auto)")
     p.add_argument("--timeout", type=_seconds, default=engine.DEFAULT_TIMEOUT_S, metavar="DURATION",
@@ -86,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scan.interval", dest="scan_interval", default="5m", help="time between scans (default: 5m)")
     p.add_argument("--scan.timeout", dest="scan_timeout", default="60s",
                    help="a scan running longer is reported as failed (default: 60s)")
+    _detail_arg(p)
     p.add_argument("--log.level", dest="log_level", default="info", choices=("debug", "info", "warn", "error"))
     p.add_argument("--log.format", dest="log_format", default="logfmt", choices=("logfmt", "json"))
 
@@ -140,8 +155,12 @@ def cmd_scan(args) -> int:
 def _report(args, result) -> int:
     if args.format == "prometheus":
         from .outputs.prometheus import render, write_textfile
-        text = render(result)
-        write_textfile(args.output, text) if args.output else sys.stdout.write(text)
+        text = render(result, detail=args.metrics_detail)
+        if not args.output:
+            sys.stdout.write(text)
+            return result.exit_code
+        write_textfile(args.output, text)
+        return result.exit_code if args.exit_code else engine.EXIT_OK
     elif args.format == "json":
         from .outputs.report import render_json
         _write(render_json(result), args.output)
@@ -168,7 +187,7 @@ def cmd_serve(args) -> int:
             "content digest": content.digest}
     return run_exporter(args.listen_address, args.web_config,
                         scan=lambda: engine.scan(content, profile, args.root, waivers),
-                        render=make_renderer(), interval=parse_duration(args.scan_interval),
+                        render=make_renderer(detail=args.metrics_detail), interval=parse_duration(args.scan_interval),
                         timeout=parse_duration(args.scan_timeout), landing_info=info,
                         log_level=args.log_level, log_format=args.log_format)
 

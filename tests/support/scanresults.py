@@ -39,14 +39,19 @@ def result(results: list, *, profile: str = "azure-sap-hana", nics: list | None 
                       time.time() - 1 if started_at is None else started_at, duration, "0123456789ab",
                       list(nics or []), dict(numa_node_cpus or {0: 4}))
     if cpu_node is not None:
-        scan.cpu_node = cpu_node  # the field the lead may add; exporter reads it with getattr
+        scan.cpu_node = cpu_node
     return scan
 
 
-def irq_obj(interface: str, irq: int, cpus: list[int], status: str = "pass", allowed: str = "0-51") -> Any:
+def irq_obj(interface: str, irq: int, cpus: list[int], status: str = "pass", allowed: str = "0-51",
+            cpu_node: dict | None = None, node: int = 0) -> Any:
+    """An irq_affinity object as the kind reports it; `cpu_node` maps CPUs to NUMA nodes
+    (default: every CPU on node 0), `node` is the node the IRQ belongs on."""
     text = _cpulist(cpus)
-    return obj(f"{interface}/irq{irq}", status, f"within {allowed} (node 0)", text,
-               [Setting("affinity_cpus", len(cpus), None), Setting("affinity_first_cpu", min(cpus), None)])
+    on = {(cpu_node or {}).get(c, 0) for c in cpus}
+    return obj(f"{interface}/irq{irq}", status, f"within {allowed} (node {node})", text,
+               [Setting("affinity_cpus", len(cpus), None), Setting("affinity_first_cpu", min(cpus), None),
+                Setting("affinity_node", on.pop() if len(on) == 1 else None, node)])
 
 
 def _cpulist(cpus: list[int]) -> str:
@@ -80,7 +85,8 @@ def big_host(nodes: int = 8, cpus_per_node: int = 52, pairs: int = 4, irqs_per_n
         for q in range(irqs_per_nic):
             irq = 100 + i * irqs_per_nic + q
             cpu = base + (q % cpus_per_node)
-            aff.append(irq_obj(vf, irq, [cpu], allowed=f"{base}-{base + cpus_per_node - 1}"))
+            aff.append(irq_obj(vf, irq, [cpu], allowed=f"{base}-{base + cpus_per_node - 1}", cpu_node=cpu_node,
+                               node=node))
             spread.append(obj(f"{vf}/irq{irq}", "pass", "1 CPU, <= 2 IRQs per CPU", str(cpu)))
     checks.append(check("nic-irq-affinity", aff, kind="irq_affinity"))
     checks.append(check("nic-irq-spread", spread, kind="irq_spread"))

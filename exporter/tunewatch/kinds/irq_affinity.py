@@ -22,8 +22,11 @@ def evaluate(t: Target) -> list[ObjectResult]:
             if aff is None:
                 return None  # listed in msi_irqs but gone from proc/irq: not a live vector
             actual = format_cpulist(aff.smp)
+            on_nodes = {t.facts.topology.node_of(cpu) for cpu in aff.smp}
             placement = [Setting("affinity_cpus", len(aff.smp), None),
-                         Setting("affinity_first_cpu", min(aff.smp) if aff.smp else None, None)]
+                         Setting("affinity_first_cpu", min(aff.smp) if aff.smp else None, None),
+                         # the node holding all its CPUs; None when they span nodes
+                         Setting("affinity_node", on_nodes.pop() if len(on_nodes) == 1 else None, node)]
             outside = aff.smp - allowed
             if not outside and t.vars.get("check_effective", True) and aff.effective is not None:
                 outside = aff.effective - allowed

@@ -2,11 +2,18 @@
 
 Two users:
 
-* `tunewatch scan --format prometheus --output F`: `render(result)` then
+* `tunewatch scan --format prometheus --output F`: `render(result, detail)` then
   `write_textfile(F, text)` for node_exporter's textfile collector.
-* `tunewatch serve`: `make_renderer()` gives the `/metrics` callback. The per-scan part is
-  rendered once per completed scan and cached; a scrape only adds the few serve-only
-  series (scan health counters), so it costs the same whatever the size of the host.
+* `tunewatch serve`: `make_renderer(detail)` gives the `/metrics` callback. The per-scan
+  part is rendered once per completed scan and cached; a scrape only adds the few
+  serve-only series (scan health counters), so it costs the same whatever the size of the
+  host.
+
+Series budget (SPEC section 5): by default a host exports per-check and per-host series
+only, so the count depends on the number of checks, NICs and NUMA nodes, never on objects,
+IRQs, mounts or CPUs. `detail=True` adds one series per object, per data IRQ and per
+numeric setting (docs/metrics.md, "Detail"). No label ever carries a value that changes
+from scan to scan (expected/actual text, pids, file:line): those are in the JSON report.
 
 Everything goes through prometheus_client (custom collectors on private registries and
 `generate_latest`), so escaping and the 0.0.4 text format are the library's.
@@ -16,7 +23,6 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import tempfile
 import threading
 from typing import Any, Callable, Iterable, Iterator
@@ -25,19 +31,25 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from .. import __version__
-from ..errors import ParseError
-from ..parsers.cpulist import parse_cpulist
 
 # Same values and order as kinds.base.STATUSES (not imported: keep this module light).
 STATUSES = ("pass", "fail", "error", "notapplicable", "waived")
+# The state set of a check that applies; a check that does not apply has one series
+# (status="notapplicable"), which keeps a host where nothing applies small.
+APPLICABLE_STATUSES = ("pass", "fail", "error", "waived")
+# Object counts exported by default (only when non-zero): the ones an alert or a fleet
+# panel needs. With detail every status is exported, zeros included.
+COUNTED_BY_DEFAULT = ("fail", "error", "waived")
 NOT_COMPLIANT = ("fail", "error")
 ERROR_REASONS = ("exception", "timeout")
 MAX_LABEL_CHARS = 100
-# Settings that describe IRQ placement; exported as tunewatch_irq_affinity_* instead of
-# tunewatch_setting_observed (one series each per IRQ, not two).
-IRQ_SETTINGS = {"affinity_cpus": "tunewatch_irq_affinity_cpus",
-                "affinity_first_cpu": "tunewatch_irq_affinity_first_cpu"}
-_IRQ_OBJECT = re.compile(r"^(?P<interface>.+)/irq(?P<irq>\d+)$")
+# Settings of irq_affinity objects (`<interface>/irq<n>`) that describe IRQ placement:
+# per-IRQ gauges in detail, per-node counts by default; never tunewatch_setting_*.
+IRQ_GAUGES = {"affinity_cpus": "tunewatch_irq_affinity_cpus",
+              "affinity_first_cpu": "tunewatch_irq_affinity_first_cpu"}
+IRQ_NODE_SETTING = "affinity_node"
+IRQ_SETTINGS = {*IRQ_GAUGES, IRQ_NODE_SETTING}
+IRQ_KIND = "irq_affinity"
 MULTIPLE_NODES = "multiple"
 
 
@@ -47,7 +59,7 @@ def _label(value: Any) -> str:
 
 
 def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, str):
+    if value is None or isinstance(value, (str, bool)):
         return None
     try:
         number = float(value)
@@ -60,61 +72,89 @@ def _gauge(name: str, documentation: str, labels: Iterable[str] = ()) -> GaugeMe
     return GaugeMetricFamily(name, documentation, labels=list(labels))
 
 
-def _cpus_of(actual: str) -> frozenset[int] | None:
-    """The CPUs an irq_affinity object reports in `actual` ('2-5 (effective 3)'), or None."""
-    try:
-        return parse_cpulist(actual.split(" (", 1)[0], "actual") or None
-    except ParseError:
-        return None
+def _irq_of(object_name: str) -> tuple[str, str] | None:
+    """('enP30832s1', '61') for the irq_affinity object 'enP30832s1/irq61', else None."""
+    interface, sep, irq = object_name.rpartition("/irq")
+    return (interface, irq) if sep and interface and irq.isdigit() else None
 
 
 # --- per-scan metrics ------------------------------------------------------------------
 
 
-def scan_families(result: Any) -> list[Metric]:
+def scan_families(result: Any, detail: bool = False) -> list[Metric]:
     """Every per-scan metric of docs/metrics.md except scan health and build info."""
     profile = result.profile
     check_status = _gauge("tunewatch_check_status",
-                          "State set of each selected check: 1 for its current status, 0 for the others.",
-                          ("check", "severity", "profile", "status"))
-    check_objects = _gauge("tunewatch_check_objects", "Number of the check's objects in each status.",
-                           ("check", "status"))
-    object_status = _gauge("tunewatch_object_status",
-                           "1 per evaluated object (notapplicable ones omitted), labelled with its status "
-                           "and expected/actual text.", ("check", "object", "status", "expected", "actual"))
-    observed = _gauge("tunewatch_setting_observed", "Observed numeric value of a setting.",
-                      ("check", "object", "setting"))
-    expected = _gauge("tunewatch_setting_expected", "Required numeric value of a setting (for limits, the limit).",
-                      ("check", "object", "setting"))
-    irq_gauges = {
-        "affinity_cpus": _gauge("tunewatch_irq_affinity_cpus",
-                                "Number of CPUs in the IRQ's smp_affinity_list (1 = pinned to one CPU).",
-                                ("interface", "irq")),
-        "affinity_first_cpu": _gauge("tunewatch_irq_affinity_first_cpu",
-                                     "Lowest CPU in the IRQ's smp_affinity_list.", ("interface", "irq")),
-    }
-    seen_objects: set[tuple[str, str]] = set()
-    seen_settings: set[tuple[str, str, str]] = set()
-    irqs: dict[tuple[str, str], Any] = {}  # (interface, irq) -> ObjectResult, first check wins
+                          "State set of each selected check: 1 for its current status, 0 for the others "
+                          "(pass, fail, error, waived); a check that does not apply has only status=notapplicable.",
+                          ("check", "check_severity", "profile", "status"))
+    check_objects = _gauge("tunewatch_check_objects",
+                           "Number of the check's objects in a status (by default only non-zero fail, error "
+                           "and waived counts; with --metrics.detail every status).", ("check", "status"))
     for check in result.results:
-        for status in STATUSES:
+        states = (STATUSES[3],) if check.status == "notapplicable" else APPLICABLE_STATUSES
+        for status in states:
             check_status.add_metric([check.check, check.severity, profile, status],
                                     1.0 if check.status == status else 0.0)
         counts = dict.fromkeys(STATUSES, 0)
         for obj in check.objects:
             counts[obj.status] = counts.get(obj.status, 0) + 1
+        for status in STATUSES if detail else COUNTED_BY_DEFAULT:
+            if detail or counts[status]:
+                check_objects.add_metric([check.check, status], float(counts[status]))
+    compliant = _gauge("tunewatch_host_compliant", "1 when no selected check fails or errors, else 0.", ("profile",))
+    compliant.add_metric([profile], 0.0 if any(c.status in NOT_COMPLIANT for c in result.results) else 1.0)
+
+    families: list[Metric] = [check_status, check_objects, compliant]
+    families += _host_families(result)
+    families.append(_irq_placement(result, dense=detail))
+    if detail:
+        families += _detail_families(result)
+    content = _gauge("tunewatch_content_info", "Loaded content: profile and short digest.", ("profile", "digest"))
+    content.add_metric([profile, str(result.content_digest)], 1.0)
+    selected = _gauge("tunewatch_checks_selected", "Number of checks the profile selects.", ("profile",))
+    selected.add_metric([profile], float(len(result.results)))
+    families += [content, selected]
+    return families
+
+
+def _detail_families(result: Any) -> list[Metric]:
+    """Per object, per data IRQ and per numeric setting (opt-in: --metrics.detail)."""
+    object_status = _gauge("tunewatch_object_status",
+                           "1 per evaluated object (notapplicable ones omitted), labelled with its status.",
+                           ("check", "object", "status"))
+    observed = _gauge("tunewatch_setting_observed",
+                      "Observed numeric value of a setting, in the unit its name says (or a count).",
+                      ("check", "object", "setting"))
+    expected = _gauge("tunewatch_setting_expected",
+                      "Required numeric value of a setting (for limits, the limit), in the unit its name says.",
+                      ("check", "object", "setting"))
+    irq_gauges = {
+        "affinity_cpus": _gauge(IRQ_GAUGES["affinity_cpus"],
+                                "Number of CPUs in the IRQ's smp_affinity_list (1 = pinned to one CPU).",
+                                ("interface", "irq")),
+        "affinity_first_cpu": _gauge(IRQ_GAUGES["affinity_first_cpu"],
+                                     "Lowest CPU in the IRQ's smp_affinity_list.", ("interface", "irq")),
+    }
+    seen_objects: set[tuple[str, str]] = set()
+    seen_settings: set[tuple[str, str, str]] = set()
+    seen_irqs: set[tuple[str, str]] = set()
+    for check in result.results:
+        for obj in check.objects:
             if obj.status == "notapplicable" or (check.check, obj.object) in seen_objects:
                 continue
             seen_objects.add((check.check, obj.object))
-            object_status.add_metric([check.check, _label(obj.object), obj.status, _label(obj.expected),
-                                      _label(obj.actual)], 1.0)
-            match = _IRQ_OBJECT.match(obj.object)
+            object_status.add_metric([check.check, _label(obj.object), obj.status], 1.0)
+            irq = _irq_of(obj.object) if check.kind == IRQ_KIND else None
+            if irq is not None and irq not in seen_irqs:
+                seen_irqs.add(irq)
+                for setting in obj.settings:
+                    number = _number(setting.observed)
+                    if setting.name in irq_gauges and number is not None:
+                        irq_gauges[setting.name].add_metric(list(irq), number)
             for setting in obj.settings:
-                if setting.name in IRQ_SETTINGS and match:
-                    irqs.setdefault((match["interface"], match["irq"]), obj)
-                    continue
                 key = (check.check, obj.object, setting.name)
-                if key in seen_settings:
+                if setting.name in IRQ_SETTINGS or key in seen_settings:
                     continue
                 seen_settings.add(key)
                 labels = [check.check, _label(obj.object), setting.name]
@@ -122,31 +162,7 @@ def scan_families(result: Any) -> list[Metric]:
                     number = _number(value)
                     if number is not None:
                         family.add_metric(labels, number)
-        for status in STATUSES:
-            check_objects.add_metric([check.check, status], float(counts[status]))
-    compliant = _gauge("tunewatch_host_compliant", "1 when no selected check fails or errors, else 0.", ("profile",))
-    compliant.add_metric([profile], 0.0 if any(c.status in NOT_COMPLIANT for c in result.results) else 1.0)
-
-    placement = _gauge("tunewatch_nic_data_irqs",
-                       "Number of the NIC's data IRQs whose smp_affinity_list lies within NUMA node `node` "
-                       "(node=\"multiple\": spans nodes).", ("interface", "node"))
-    for (interface, irq), obj in sorted(irqs.items(), key=lambda kv: (kv[0][0], int(kv[0][1]))):
-        for setting in obj.settings:
-            number = _number(setting.observed)
-            if setting.name in IRQ_SETTINGS and number is not None:
-                irq_gauges[setting.name].add_metric([interface, irq], number)
-    for interface, counts in _irq_placement(result, irqs).items():
-        for node, count in counts.items():
-            placement.add_metric([interface, node], float(count))
-
-    families: list[Metric] = [check_status, check_objects, object_status, compliant, observed, expected]
-    families += _host_families(result)
-    families += [placement, *irq_gauges.values()]
-    content = _gauge("tunewatch_content_info", "Loaded content: profile, short digest, number of selected checks.",
-                     ("profile", "digest", "checks"))
-    content.add_metric([profile, str(result.content_digest), str(len(result.results))], 1.0)
-    families.append(content)
-    return families
+    return [object_status, observed, expected, *irq_gauges.values()]
 
 
 def _host_families(result: Any) -> list[Metric]:
@@ -174,32 +190,38 @@ def _host_families(result: Any) -> list[Metric]:
     return families + [numa, nics]
 
 
-def _irq_placement(result: Any, irqs: dict[tuple[str, str], Any]) -> dict[str, dict[str, int]]:
-    """interface -> node label -> number of data IRQs; every node (and "multiple") listed.
-
-    The CPUs of an IRQ are its object's `actual` cpulist (irq_affinity reports
-    smp_affinity_list there), or its single CPU when affinity_cpus is 1. A CPU's node comes
-    from `result.cpu_node`; a host with one NUMA node needs no map.
-    """
-    nodes = sorted(result.numa_node_cpus)
-    cpu_node: dict[int, int] = dict(getattr(result, "cpu_node", None) or {})
-    if not irqs or not nodes or (not cpu_node and len(nodes) > 1):
-        return {}
-    placement: dict[str, dict[str, int]] = {}
-    for (interface, _irq), obj in irqs.items():
-        counts = placement.setdefault(interface, {**{str(n): 0 for n in nodes}, MULTIPLE_NODES: 0})
-        values = {s.name: _number(s.observed) for s in obj.settings}
-        cpus = _cpus_of(str(obj.actual))
-        if cpus is None and values.get("affinity_cpus") == 1 and values.get("affinity_first_cpu") is not None:
-            cpus = frozenset({int(values["affinity_first_cpu"])})
-        if cpus is None:
+def _irq_placement(result: Any, dense: bool) -> Metric:
+    """Data IRQs of each NIC per NUMA node, from the irq_affinity objects' `affinity_node`
+    setting (observed: the node holding every CPU of the IRQ's smp_affinity_list, None when
+    they span nodes). The first irq_affinity check counts; by default only non-zero counts,
+    `dense` lists every node and `multiple` per interface, zeros included."""
+    placement = _gauge("tunewatch_nic_data_irqs",
+                       "Number of the NIC's data IRQs whose smp_affinity_list lies within NUMA node `node` "
+                       "(node=\"multiple\": spans nodes).", ("interface", "node"))
+    counts: dict[str, dict[str, int]] = {}
+    seen: set[tuple[str, str]] = set()
+    for check in result.results:
+        if check.kind != IRQ_KIND:
             continue
-        if cpu_node:
-            on = {cpu_node.get(cpu, -1) for cpu in cpus}
-        else:
-            on = {nodes[0]}
-        label = str(next(iter(on))) if len(on) == 1 and -1 not in on else MULTIPLE_NODES
-        counts[label] = counts.get(label, 0) + 1
+        for obj in check.objects:
+            irq = _irq_of(obj.object)
+            settings = {s.name: s for s in obj.settings}
+            if irq is None or irq in seen or IRQ_NODE_SETTING not in settings:
+                continue
+            if not _number(settings["affinity_cpus"].observed if "affinity_cpus" in settings else None):
+                continue  # no CPU at all: nowhere to count it
+            seen.add(irq)
+            node = _number(settings[IRQ_NODE_SETTING].observed)
+            label = MULTIPLE_NODES if node is None else str(int(node))
+            per_node = counts.setdefault(irq[0], {})
+            per_node[label] = per_node.get(label, 0) + 1
+    nodes = [str(n) for n in sorted(result.numa_node_cpus)] + [MULTIPLE_NODES]
+    for interface in sorted(counts):
+        per_node = counts[interface]
+        for node in nodes if dense else ():
+            per_node.setdefault(node, 0)
+        for node in sorted(per_node, key=lambda n: (n == MULTIPLE_NODES, int(n) if n.isdigit() else 0)):
+            placement.add_metric([interface, node], float(per_node[node]))
     return placement
 
 
@@ -268,12 +290,12 @@ def expose(families: list[Metric]) -> bytes:
     return generate_latest(registry)
 
 
-def render(result: Any) -> str:
+def render(result: Any, detail: bool = False) -> str:
     """Text exposition (format 0.0.4) of one scan, for the textfile collector."""
-    return expose(scan_families(result) + result_health_families(result) + [build_info()]).decode("utf-8")
+    return expose(scan_families(result, detail) + result_health_families(result) + [build_info()]).decode("utf-8")
 
 
-def make_renderer() -> Callable[[Any], bytes]:
+def make_renderer(detail: bool = False) -> Callable[[Any], bytes]:
     """`/metrics` for serve: cached per-scan exposition + serve-only series per scrape.
 
     The cache holds the exposition of the last result object seen (identity, not
@@ -287,7 +309,7 @@ def make_renderer() -> Callable[[Any], bytes]:
             return b""
         with lock:  # concurrent first scrapes after a scan render it once
             if cache[0] is not result:
-                cache[1] = expose(scan_families(result))
+                cache[1] = expose(scan_families(result, detail))
                 cache[0] = result
             return cache[1]
 
