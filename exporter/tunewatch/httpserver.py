@@ -515,7 +515,9 @@ class _OneRequest(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(response.body)
         log.debug("request", extra={"method": self.command, "path": url.path, "status": response.status,
-                                    "remote": self.client_address[0],
+                                    "remote": self.client_address[0], "user_agent": self.headers.get("User-Agent", ""),
+                                    "content_type": response.content_type,
+                                    "content_encoding": response.headers.get("Content-Encoding", ""),
                                     "duration_seconds": round(time.monotonic() - started, 6)})
 
     do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
