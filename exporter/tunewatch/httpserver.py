@@ -132,8 +132,8 @@ class HTTPServer:
         self._returned: queue.SimpleQueue[tuple[_Conn, bool]] = queue.SimpleQueue()
         self._work: queue.Queue[Any] = queue.Queue()
         self._workers: list[threading.Thread] = []
-        self._idle_workers = 0
-        self._lock = threading.Lock()  # guards _idle_workers/_workers (loop and workers)
+        self._inflight = 0
+        self._lock = threading.Lock()  # guards _inflight/_workers/rejected_total (loop and workers)
         self._conns: set[_Conn] = set()
         self._stopping = threading.Event()
         self._stopped = threading.Event()
@@ -345,16 +345,15 @@ class HTTPServer:
         raw = bytes(conn.buf[:total])
         del conn.buf[:total]
         with self._lock:
-            waiting = self._work.qsize()
-            if waiting >= self.max_requests:
+            # in flight = being handled or waiting for a worker; at most max_requests of each
+            reject = self._inflight >= 2 * self.max_requests
+            if reject:
                 self.rejected_total += 1
-                reject = True
             else:
-                reject = False
-                if self._idle_workers == 0 and len(self._workers) < self.max_requests:
+                self._inflight += 1
+                if self._inflight > len(self._workers) and len(self._workers) < self.max_requests:
                     worker = threading.Thread(target=self._work_loop, name="tunewatch-http-worker", daemon=True)
                     self._workers.append(worker)
-                    self._idle_workers += 1
                     worker.start()
         if reject:
             self._reject(conn, 503, "Service Unavailable: too many requests in flight", {"Retry-After": "1"})
@@ -406,8 +405,6 @@ class HTTPServer:
     def _work_loop(self) -> None:
         while True:
             item = self._work.get()
-            with self._lock:
-                self._idle_workers -= 1
             if item is None:
                 return
             conn, raw, queued_at = item
@@ -427,7 +424,7 @@ class HTTPServer:
                 log.exception("request handling failed", extra={"remote": conn.remote})
                 keep = False
             with self._lock:
-                self._idle_workers += 1
+                self._inflight -= 1
             self._returned.put((conn, keep))
             self._wake()
 
