@@ -92,17 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="Prometheus exporter: scan in the background, serve /metrics")
     _scan_args(p)
-    # default filled in by cmd_serve: importing serve here would load the web stack for every scan
-    p.add_argument("--web.listen-address", dest="listen_address", default=None,
-                   help="address to listen on (default: :19847, serve.DEFAULT_LISTEN_ADDRESS)")
-    p.add_argument("--web.config.file", dest="web_config", metavar="FILE",
-                   help="exporter-toolkit web config: TLS and basic auth")
-    p.add_argument("--scan.interval", dest="scan_interval", default="5m", help="time between scans (default: 5m)")
-    p.add_argument("--scan.timeout", dest="scan_timeout", default="60s",
-                   help="a scan running longer is reported as failed (default: 60s)")
+    from .serveopts import add_serve_arguments  # light: no web stack for the other commands
+    add_serve_arguments(p)
     _detail_arg(p)
-    p.add_argument("--log.level", dest="log_level", default="info", choices=("debug", "info", "warn", "error"))
-    p.add_argument("--log.format", dest="log_format", default="logfmt", choices=("logfmt", "json"))
 
     p = sub.add_parser("checks", help="list checks, or explain the ones named")
     p.add_argument("ids", nargs="*", metavar="CHECK")
@@ -179,17 +171,20 @@ def _report(args, result) -> int:
 
 
 def cmd_serve(args) -> int:
-    from .outputs.prometheus import make_renderer
-    from .serve import DEFAULT_LISTEN_ADDRESS, parse_duration, run_exporter
-    args.listen_address = args.listen_address or DEFAULT_LISTEN_ADDRESS
+    from .serve import run_exporter
+    from .serveopts import options_from_args
+    options = options_from_args(args)  # flag errors before the content is loaded
     content, profile, waivers = _load(args)
+    if not os.path.isdir(args.root):
+        raise ContentError(args.root, "--root is not a directory")
     info = {"version": __version__, "profile": profile.id, "root": os.path.abspath(args.root),
             "content digest": content.digest}
-    return run_exporter(args.listen_address, args.web_config,
+    # Each scan runs in a forked child (killed on --scan.timeout) that renders it; serve
+    # keeps only the rendered bytes (scanjob.render_output).
+    return run_exporter(list(options.listen_addresses), options.web_config,
                         scan=lambda: engine.scan(content, profile, args.root, waivers),
-                        render=make_renderer(detail=args.metrics_detail), interval=parse_duration(args.scan_interval),
-                        timeout=parse_duration(args.scan_timeout), landing_info=info,
-                        log_level=args.log_level, log_format=args.log_format)
+                        landing_info=info, log_level=args.log_level, log_format=args.log_format,
+                        options=options, detail=args.metrics_detail)
 
 
 def cmd_collect(args) -> int:

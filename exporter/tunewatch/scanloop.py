@@ -11,12 +11,17 @@ Scheduling rules (what the exporter promises):
   requests during one scan collapse into that one rerun, so at most two scans result.
 * A scan that raises keeps the last good result and counts reason "exception".
 * A scan still running after `timeout` seconds counts reason "timeout" at that moment.
-  Threads cannot be killed, so it is abandoned: it keeps running, and if it ever returns
-  its result is discarded (it was reported as failed; it may be older than what we show).
-  At most one abandoned scan exists: while it is still stuck, every due or requested scan
-  is skipped and counted in `scans_skipped_total` (a second scan would most likely hang on
-  the same stuck read). Scanning resumes by itself as soon as the stuck scan returns.
-  Meanwhile `state()` keeps answering, so scrapes show the timeout and the stale result.
+  If the scan callable has a `cancel()` method (scanjob.ChildScan: the scan runs in a
+  child process), it is called and kills the scan, which then ends at once. Otherwise
+  (an in-process scan: threads cannot be killed) it is abandoned: it keeps running, and
+  if it ever returns its result is discarded (it was reported as failed; it may be older
+  than what we show). At most one abandoned scan exists: while it is still stuck, every
+  due or requested scan is skipped and counted in `scans_skipped_total` (a second scan
+  would most likely hang on the same stuck read). Scanning resumes by itself as soon as
+  the stuck scan returns. Meanwhile `state()` keeps answering, so scrapes show the
+  timeout and the stale result.
+* Ready means "has a result to show": a first scan that failed or timed out leaves
+  `result` None, and serve's /-/ready says 503 until some scan succeeds.
 * Scans therefore never run concurrently: the only other thread that may still be inside
   `scan()` is the abandoned one, and nothing new starts while it lives.
 """
@@ -51,6 +56,13 @@ class ScanState(Generic[T]):
     scan_in_progress: bool = False  # a (non-abandoned) scan is running now
     hung_scan_started_at: float | None = None  # start of the abandoned scan still stuck
     first_scan_done: bool = False  # some attempt has concluded (success, exception, timeout)
+    running_since_monotonic: float | None = None  # start of the running (or stuck) scan
+
+    def running_seconds(self, now: float | None = None) -> float:
+        """How long the running or stuck scan has run so far; 0 when none runs."""
+        if self.running_since_monotonic is None:
+            return 0.0
+        return max(0.0, (time.monotonic() if now is None else now) - self.running_since_monotonic)
 
 
 @dataclass(eq=False)
@@ -83,10 +95,11 @@ class ScanLoop(Generic[T]):
         return self
 
     def stop(self, wait: float = 5.0) -> None:
-        """Stop scheduling. A scan in flight is not waited for (its daemon thread dies with us)."""
+        """Stop scheduling and cancel a scan in flight (an in-process one is not waited for)."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
+        self._cancel_scan()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(wait)
 
@@ -97,8 +110,10 @@ class ScanLoop(Generic[T]):
 
     def state(self) -> ScanState[T]:
         with self._cond:  # held only for bookkeeping, never across a scan
+            running = self._current or self._hung
             return _replace(self._state, scan_in_progress=self._current is not None,
-                            hung_scan_started_at=self._hung.started_at if self._hung else None)
+                            hung_scan_started_at=self._hung.started_at if self._hung else None,
+                            running_since_monotonic=running.started_monotonic if running else None)
 
     def wait_first_scan(self, timeout: float | None = None) -> bool:
         with self._cond:
@@ -135,6 +150,12 @@ class ScanLoop(Generic[T]):
         run.abandoned = True
         self._current, self._hung = None, run
         self._record_failure("timeout", f"scan did not finish within {self.timeout:g}s")
+        self._cancel_scan()  # a child-process scan dies now and `_hung` clears when it returns
+
+    def _cancel_scan(self) -> None:
+        cancel = getattr(self._scan, "cancel", None)
+        if cancel is not None:
+            cancel()  # only signals a pid: safe while holding the lock
 
     def _execute(self, run: _Run) -> None:
         error: BaseException | None = None
@@ -149,8 +170,10 @@ class ScanLoop(Generic[T]):
                 self._current = None
             if run.abandoned:
                 self._hung = None
-                log.warning("timed-out scan finished late; result discarded",
+                log.warning("timed-out scan ended; result discarded",
                             extra={"duration_seconds": round(duration, 3)})
+            elif error is not None and self._stopping:
+                log.debug("scan cancelled at shutdown", extra={"err": str(error)})
             elif error is not None:
                 log.debug("scan traceback", exc_info=error)
                 self._record_failure("exception", f"{type(error).__name__}: {error}")

@@ -1,59 +1,40 @@
 """`tunewatch serve`: glue a ScanLoop to the HTTP server, with logfmt logging and signals.
 
-Generic over two callables so the engine and the metrics renderer plug in from outside:
-`scan() -> T` (runs in a background thread) and `render(ScanState[T]) -> bytes` (runs in
-the scrape's thread; it only ever sees a finished snapshot, so a scrape never waits on a
-scan, however long the scan hangs).
+`scan() -> ScanResult` comes from outside. By default each scan runs in a forked child
+(scanjob.ChildScan) that renders it (scanjob.render_output) and is killed on timeout; the
+loop keeps only the rendered bytes. Passing `render(ScanState) -> bytes` instead selects
+the in-process mode (scan in a thread, text format only) that tests use to feed synthetic
+results. A scrape only ever sees a finished snapshot, so it never waits on a scan.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import logging
-import re
+import math
 import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, TypeVar
+from dataclasses import dataclass, replace as _replace
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
+from .exposition import Exposition, extra_families, report_body
+from .httpserver import HTTPServer, bind
+from .scanjob import ChildScan, render_output
 from .scanloop import ScanLoop, ScanState
-from .web import ExporterHTTPServer, Request, Response, load_web_config, make_server, parse_listen_address
+from .serveopts import DEFAULT_LISTEN_ADDRESS, DEFAULT_PORT, REPORT_PATH, ServeOptions, parse_duration
+from .web import BasicAuth, Request, Response, WebConfig, load_web_config, parse_listen_address, san_allowed
 
 T = TypeVar("T")
 log = logging.getLogger("tunewatch.serve")
 
-# Outside Prometheus' default port allocation list (9100-9999 is fully allocated); see
-# docs/metrics.md "Default port".
-DEFAULT_PORT = 19847
-DEFAULT_LISTEN_ADDRESS = f":{DEFAULT_PORT}"
+__all__ = ["DEFAULT_LISTEN_ADDRESS", "DEFAULT_PORT", "parse_duration", "start_exporter", "run_exporter"]
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 HTML_CONTENT_TYPE = "text/html; charset=utf-8"
 _READ_METHODS = ("GET", "HEAD")
-
-
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0, "y": 31536000.0}
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
-
-
-def parse_duration(text: str) -> float:
-    """Prometheus-style duration ('30s', '5m', '1h30m', '500ms') -> seconds (> 0).
-
-    A bare number is seconds. Raises ValueError naming the text.
-    """
-    text = text.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        parts = _DURATION.findall(text)
-        if not parts or "".join(n + u for n, u in parts) != text:
-            raise ValueError(f"invalid duration {text!r}: expected e.g. 30s, 5m, 1h30m, 500ms") from None
-        seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
-    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
-        raise ValueError(f"invalid duration {text!r}: must be positive")
-    return seconds
 
 
 class LogfmtFormatter(logging.Formatter):
@@ -117,9 +98,32 @@ def configure_logging(level: str = "info", stream: Any = None, fmt: str = "logfm
     root.setLevel({"warn": "WARNING"}.get(level.lower(), level.upper()))
 
 
-def build_routes(loop: ScanLoop[T], render: Callable[[ScanState[T]], bytes],
-                 landing_info: Mapping[str, Any] | None = None) -> dict[str, Callable[[Request], Response]]:
-    landing = _landing_page(landing_info or {})
+
+class RescanLimiter:
+    """At most one accepted POST /-/rescan per `min_interval` seconds (the first always)."""
+
+    def __init__(self, min_interval: float):
+        self.min_interval = min_interval
+        self._last: float | None = None
+        self._lock = threading.Lock()
+        self.counts = {"accepted": 0, "rate_limited": 0}
+
+    def try_accept(self) -> float:
+        """0 when accepted, else the seconds until a request would be."""
+        with self._lock:
+            now = time.monotonic()
+            if self._last is not None and now - self._last < self.min_interval:
+                self.counts["rate_limited"] += 1
+                return self.min_interval - (now - self._last)
+            self._last = now
+            self.counts["accepted"] += 1
+            return 0.0
+
+
+def build_routes(loop: ScanLoop[Any], exposition: Exposition, limiter: RescanLimiter,
+                 landing_info: Mapping[str, Any] | None = None, telemetry_path: str = "/metrics",
+                 legacy: bool = False) -> dict[str, Callable[[Request], Response]]:
+    landing = _landing_page(landing_info or {}, telemetry_path)
 
     def read_only(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
         def route(request: Request) -> Response:
@@ -128,93 +132,167 @@ def build_routes(loop: ScanLoop[T], render: Callable[[ScanState[T]], bytes],
             return handler(request)
         return route
 
-    def metrics(_: Request) -> Response:
-        body = render(loop.state())  # a snapshot: returns at once even while a scan hangs
-        return Response(200, METRICS_CONTENT_TYPE, body.encode() if isinstance(body, str) else body)
+    def metrics(request: Request) -> Response:
+        # a snapshot of the state: answers at once even while a scan hangs
+        body, content_type, gzipped = exposition.metrics(loop.state(), request.headers.get("Accept"),
+                                                         request.headers.get("Accept-Encoding"))
+        headers = {"Vary": "Accept, Accept-Encoding"}
+        if gzipped:
+            headers["Content-Encoding"] = "gzip"
+        return Response(200, content_type, body, headers)
 
     def ready(_: Request) -> Response:
-        if loop.state().first_scan_done:
+        state = loop.state()
+        if state.result is not None:
             return Response(200, body=b"OK\n")
-        return Response(503, body=b"Not ready: the first scan has not finished yet\n")
+        why = state.last_error or "the first scan has not finished yet"
+        return Response(503, body=f"Not ready: no scan result yet ({why})\n".encode())
 
     def rescan(request: Request) -> Response:
         if request.method != "POST":
             return _method_not_allowed("POST")
+        wait = limiter.try_accept()
+        if wait > 0:
+            return Response(429, body=f"Too many rescan requests: retry in {math.ceil(wait)}s\n".encode(),
+                            headers={"Retry-After": str(math.ceil(wait))})
         loop.request_scan()
         return Response(202, body=b"Scan requested\n")
 
+    def report(request: Request) -> Response:
+        result = loop.state().result
+        if result is None:
+            return Response(503, body=b"No scan result yet\n")
+        if legacy:
+            from .outputs.report import render_json
+            return Response(200, "application/json", render_json(result).encode())
+        body, gzipped = report_body(result, request.headers.get("Accept-Encoding"))
+        headers = {"Vary": "Accept-Encoding", **({"Content-Encoding": "gzip"} if gzipped else {})}
+        return Response(200, "application/json", body, headers)
+
     return {
         "/": read_only(lambda _: Response(200, HTML_CONTENT_TYPE, landing)),
-        "/metrics": read_only(metrics),
+        telemetry_path: read_only(metrics),
         "/-/healthy": read_only(lambda _: Response(200, body=b"OK\n")),
         "/-/ready": read_only(ready),
         "/-/rescan": rescan,
+        REPORT_PATH: read_only(report),
     }
+
+
+def make_app(routes: Mapping[str, Callable[[Request], Response]], web_config: WebConfig,
+             auth: BasicAuth) -> Callable[[Request], Response]:
+    """Authentication (every path, as exporter-toolkit does), routing, configured headers."""
+    def app(request: Request) -> Response:
+        verdict = auth.check(request.headers.get("Authorization"))
+        if verdict is None:
+            response = Response(503, body=b"Too many authentication attempts; retry\n", headers={"Retry-After": "1"})
+        elif not verdict:
+            response = Response(401, body=b"Unauthorized\n", headers={"WWW-Authenticate": f'Basic realm="{REALM}"'})
+        else:
+            route = routes.get(request.path)
+            response = route(request) if route is not None else Response(404, body=b"Not Found\n")
+        response.headers = {**web_config.headers, **response.headers}
+        return response
+    return app
+
+
+REALM = "tunewatch"
 
 
 def _method_not_allowed(allow: str) -> Response:
     return Response(405, body=b"Method Not Allowed\n", headers={"Allow": allow})
 
 
-def _landing_page(info: Mapping[str, Any]) -> bytes:
+def _landing_page(info: Mapping[str, Any], telemetry_path: str) -> bytes:
     rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
                    for k, v in info.items())
-    links = "".join(f'<li><a href="{p}">{p}</a></li>' for p in ("/metrics", "/-/healthy", "/-/ready"))
+    endpoints = [(telemetry_path, "metrics (text or OpenMetrics, gzip when asked)"),
+                 (REPORT_PATH, "JSON report of the last scan (same shape as scan --format json)"),
+                 ("/-/healthy", "200 while the process runs"),
+                 ("/-/ready", "200 once a scan has produced results")]
+    links = "".join(f'<li><a href="{html.escape(p)}">{html.escape(p)}</a> {html.escape(what)}</li>'
+                    for p, what in endpoints)
     return (
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tunewatch exporter</title></head>"
         f"<body><h1>tunewatch exporter</h1><table>{rows}</table><ul>{links}</ul>"
-        "<p>POST /-/rescan to request a scan now.</p></body></html>\n").encode()
+        "<p>POST /-/rescan to request a scan now (rate-limited: 429 with Retry-After).</p></body></html>\n").encode()
 
 
 @dataclass
 class ExporterHandle:
-    """A running exporter: HTTP server thread plus scan loop. stop() is idempotent."""
+    """A running exporter: HTTP server plus scan loop. stop() is idempotent."""
 
-    server: ExporterHTTPServer
+    server: HTTPServer
     loop: ScanLoop[Any]
-    thread: threading.Thread
+    scanner: Any  # ChildScan in the default mode, the scan callable otherwise
+    limiter: RescanLimiter
 
     @property
     def url(self) -> str:
-        host = self.server.server_address[0]
-        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
-        return f"{self.server.scheme}://{f'[{host}]' if ':' in host else host}:{self.server.port}"
+        return self.server.url
 
     def stop(self) -> None:
-        if self.thread.is_alive():
-            self.server.shutdown()  # waits for serve_forever to return
-        self.server.server_close()
+        self.server.shutdown()
         self.loop.stop()
 
 
-def start_exporter(listen_address: str, web_config_path: str | None, scan: Callable[[], T],
-                   render: Callable[[ScanState[T]], bytes], interval: float, timeout: float,
-                   landing_info: Mapping[str, Any] | None = None) -> ExporterHandle:
-    """Validate config, bind, start scanning and serving; return without blocking.
+def start_exporter(listen_address: str | Sequence[str], web_config_path: str | None, scan: Callable[[], Any],
+                   render: Callable[[ScanState[Any]], bytes] | None = None, interval: float | None = None,
+                   timeout: float | None = None, landing_info: Mapping[str, Any] | None = None, *,
+                   options: ServeOptions | None = None, detail: bool = False) -> ExporterHandle:
+    """Validate config, bind every address, start scanning and serving; return without blocking.
 
-    Raises WebConfigError (bad web config), ValueError (bad listen address) or OSError
-    (cannot bind) before any thread is started.
+    `render` None (the CLI): scans in child processes, rendered by scanjob.render_output
+    (`detail` passed on). Raises WebConfigError (bad web config), ValueError (bad listen
+    address) or OSError (cannot bind) before any thread is started.
     """
+    options = options or ServeOptions()
+    addresses = [listen_address] if isinstance(listen_address, str) else list(listen_address)
+    options = _replace(options, listen_addresses=tuple(addresses), web_config=web_config_path,
+                       interval=options.interval if interval is None else interval,
+                       timeout=options.timeout if timeout is None else timeout)
     web_config = load_web_config(web_config_path)
-    loop: ScanLoop[T] = ScanLoop(scan, interval, timeout)  # not started until the bind worked
-    server = make_server(parse_listen_address(listen_address), build_routes(loop, render, landing_info),
-                         web_config)
+    auth = BasicAuth(web_config.basic_auth_users)
+    parsed = [parse_listen_address(a) for a in addresses]
+    scanner: Any = ChildScan(scan, functools.partial(render_output, detail=detail)) if render is None else scan
+    loop: ScanLoop[Any] = ScanLoop(scanner, options.interval, options.timeout)  # not started until bound
+    limiter = RescanLimiter(options.rescan_min_interval)
+    exposition = Exposition(lambda state: _live_families(state, limiter), render)
+    routes = build_routes(loop, exposition, limiter, landing_info, options.telemetry_path, legacy=render is not None)
+    listeners = []
+    try:
+        for host, port in parsed:
+            listeners.append(bind(host, port))
+    except BaseException:
+        for sock in listeners:
+            sock.close()
+        raise
+    server = HTTPServer(listeners, make_app(routes, web_config, auth), web_config.tls,
+                        max_requests=options.max_requests, request_timeout=options.request_timeout,
+                        idle_timeout=options.idle_timeout, max_connections=options.max_connections,
+                        accept_tls=functools.partial(san_allowed, web_config) if web_config.tls else None)
     loop.start()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
-                              name="tunewatch-http", daemon=True)
-    thread.start()
-    handle = ExporterHandle(server, loop, thread)
-    log.info("Listening on", extra={"address": listen_address, "url": handle.url})
+    server.start()
+    handle = ExporterHandle(server, loop, scanner, limiter)
+    for address, url in zip(addresses, server.urls):
+        log.info("Listening on", extra={"address": address, "url": url})
     log.info(f"TLS is {'enabled' if web_config.tls else 'disabled'}.",
-             extra={"basic_auth": bool(web_config.basic_auth_users), "interval_seconds": interval,
-                    "timeout_seconds": timeout})
+             extra={"basic_auth": auth.enabled, "interval_seconds": options.interval,
+                    "timeout_seconds": options.timeout, "max_requests": options.max_requests,
+                    "scan_isolation": "process" if render is None else "thread"})
     return handle
 
 
-def run_exporter(listen_address: str, web_config_path: str | None, scan: Callable[[], T],
-                 render: Callable[[ScanState[T]], bytes], interval: float, timeout: float,
-                 landing_info: Mapping[str, Any] | None = None, log_level: str = "info",
-                 log_format: str = "logfmt") -> int:
+def _live_families(state: ScanState[Any], limiter: RescanLimiter) -> list:
+    from .outputs.prometheus import serve_families
+    return serve_families(state) + extra_families(state, limiter.counts)
+
+
+def run_exporter(listen_address: str | Sequence[str], web_config_path: str | None, scan: Callable[[], Any],
+                 render: Callable[[ScanState[Any]], bytes] | None = None, interval: float | None = None,
+                 timeout: float | None = None, landing_info: Mapping[str, Any] | None = None,
+                 log_level: str = "info", log_format: str = "logfmt", *, options: ServeOptions | None = None,
+                 detail: bool = False) -> int:
     """Serve until SIGTERM or SIGINT, then shut down cleanly and return 0 (the exit code).
 
     Must be called from the main thread (signal handlers). Start-up errors propagate as in
@@ -231,7 +309,7 @@ def run_exporter(listen_address: str, web_config_path: str | None, scan: Callabl
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         handle = start_exporter(listen_address, web_config_path, scan, render, interval, timeout,
-                                landing_info)
+                                landing_info, options=options, detail=detail)
         while not stop_requested.wait(1.0):  # a timed wait lets the signal handler run promptly
             pass
         log.info("Shutting down", extra={"signal": received[0] if received else ""})

@@ -1,6 +1,7 @@
-"""HTTP(S) serving compatible with the Prometheus exporter-toolkit `--web.config.file`.
+"""The Prometheus exporter-toolkit `--web.config.file` (TLS, basic auth) and basic auth checks.
 
-Only the standard library (http.server, ssl) plus bcrypt and PyYAML. Differences from the
+Only the standard library (ssl) plus PyYAML and, when basic_auth_users is set, bcrypt
+(imported then and only then). The HTTP server itself is httpserver.py. Differences from the
 Go toolkit, all because of Python's ssl module or http.server: the file is read once at
 start-up (restart to pick up new certificates), HTTP/2 is never offered (`http2` is
 accepted and ignored), `RequestClientCert`/`RequireAnyClientCert` (ask for a client
@@ -12,35 +13,25 @@ from __future__ import annotations
 
 import base64
 import binascii
-import errno
 import hashlib
 import hmac
 import logging
 import os
 import re
-import socket
-import socketserver
 import ssl
 import tempfile
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Mapping
-from urllib.parse import parse_qs, urlsplit
-
-import bcrypt
-import yaml
+from typing import Any, Mapping
 
 from .errors import TunewatchError
+from .httpserver import Request, Response  # noqa: F401 - re-exported: routes import them from here
 
 log = logging.getLogger("tunewatch.web")
 
 REALM = "tunewatch"
-MAX_BODY_BYTES = 64 * 1024
-TLS_HANDSHAKE_TIMEOUT = 10.0  # a client that connects and says nothing must not hold a thread
-IDLE_TIMEOUT = 120.0  # keep-alive connections give their thread back after this
 
 TLS_VERSIONS = {"TLS10": ssl.TLSVersion.TLSv1, "TLS11": ssl.TLSVersion.TLSv1_1,
                 "TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
@@ -91,28 +82,11 @@ class WebConfig:
     basic_auth_users: Mapping[str, bytes] = field(default_factory=dict)
 
 
-@dataclass
-class Request:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: Mapping[str, str]  # case-insensitive (email.message.Message)
-    body: bytes = b""
-    remote: str = ""
-
-
-@dataclass
-class Response:
-    status: int
-    content_type: str = "text/plain; charset=utf-8"
-    body: bytes = b""
-    headers: dict[str, str] = field(default_factory=dict)
-
-
 def load_web_config(path: str | os.PathLike | None) -> WebConfig:
     """Parse and validate an exporter-toolkit web config; None means plain HTTP, no auth."""
     if path is None or str(path) == "":
         return WebConfig()
+    import yaml
     path = str(path)
     try:
         with open(path, encoding="utf-8") as f:
@@ -250,56 +224,97 @@ def parse_listen_address(address: str) -> tuple[str, int]:
 
 
 class BasicAuth:
-    """Checks `Authorization: Basic` against bcrypt hashes, caching successful checks.
+    """Checks `Authorization: Basic` against bcrypt hashes at a bounded CPU cost.
 
-    A bcrypt check costs ~70 ms at cost 10; Prometheus scrapes with the same credentials
-    every few seconds, so (user, hash, password) triples that verified are remembered by
-    digest (never the password itself). Failures are not cached, so they always pay for a
-    bcrypt check, and checks run one at a time so a burst of bad logins cannot eat all CPUs.
+    A bcrypt check costs ~70 ms at cost 10. Prometheus sends the same credentials every
+    scrape, and a flood of bad logins usually repeats itself, so verdicts are cached by
+    sha256(user, password) (never the password itself): successes and failures in
+    separate LRUs, so a flood of distinct wrong passwords cannot evict the scraper's entry.
+    Uncached checks run one at a time (bcrypt_slot) and use at most BCRYPT_DUTY of one
+    CPU: after a check that took t seconds the next one may start t * (1/duty - 1) later.
+    A request that cannot get its turn within BCRYPT_WAIT seconds gets None (serve: 503).
     """
 
-    CACHE_SIZE = 100
+    OK_CACHE, BAD_CACHE = 64, 4096
+    BCRYPT_DUTY = 0.25
+    BCRYPT_WAIT = 1.0
 
     def __init__(self, users: Mapping[str, bytes]):
         self._users = dict(users)
-        self._cache: OrderedDict[bytes, None] = OrderedDict()
+        self._ok: OrderedDict[bytes, None] = OrderedDict()
+        self._bad: OrderedDict[bytes, None] = OrderedDict()
         self._lock = threading.Lock()
-        self._bcrypt_lock = threading.Lock()
-        # Unknown users are checked against a dummy hash of the same cost, so response time
-        # does not tell which user names exist.
-        cost = int(next(iter(self._users.values()))[4:6]) if self._users else 4
-        self._dummy = bcrypt.hashpw(b"not-a-password", bcrypt.gensalt(rounds=cost)) if self._users else b""
+        self._bcrypt_slot = threading.Lock()
+        self._next_start = 0.0
+        self.bcrypt_checks = 0  # uncached checks done (for tests and benchmarks)
+        self._bcrypt: Any = None
+        self._dummy = b""
+        if self._users:
+            import bcrypt  # only with basic_auth_users: no other command or config pays for it
+            self._bcrypt = bcrypt
+            # Unknown users are checked against a dummy hash of the same cost, so response
+            # time does not tell which user names exist.
+            cost = int(next(iter(self._users.values()))[4:6])
+            self._dummy = bcrypt.hashpw(b"not-a-password", bcrypt.gensalt(rounds=cost))
 
     @property
     def enabled(self) -> bool:
         return bool(self._users)
 
-    def check(self, authorization: str | None) -> bool:
+    def check(self, authorization: str | None) -> bool | None:
+        """True: authorised; False: not (401); None: too many checks right now (503)."""
         if not self._users:
             return True
         user, password = _decode_basic(authorization)
         if user is None:
             return False
+        key = hashlib.sha256(b"\0".join((user.encode(), password.encode()))).digest()
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
+        deadline = time.monotonic() + self.BCRYPT_WAIT
+        if not self._bcrypt_slot.acquire(timeout=self.BCRYPT_WAIT):
+            return None
+        try:
+            cached = self._cached(key)  # the check we waited behind may have been this one
+            if cached is not None:
+                return cached
+            delay = self._next_start - time.monotonic()
+            if delay > deadline - time.monotonic():
+                return None
+            if delay > 0:
+                time.sleep(delay)
+            started = time.monotonic()
+            ok = self._verify(user, password)
+            took = time.monotonic() - started
+            self._next_start = time.monotonic() + took * (1 / self.BCRYPT_DUTY - 1)
+            self.bcrypt_checks += 1
+        finally:
+            self._bcrypt_slot.release()
+        with self._lock:
+            cache, size = (self._ok, self.OK_CACHE) if ok else (self._bad, self.BAD_CACHE)
+            cache[key] = None
+            while len(cache) > size:
+                cache.popitem(last=False)
+        return ok
+
+    def _cached(self, key: bytes) -> bool | None:
+        with self._lock:
+            for cache, verdict in ((self._ok, True), (self._bad, False)):
+                if key in cache:
+                    cache.move_to_end(key)
+                    return verdict
+        return None
+
+    def _verify(self, user: str, password: str) -> bool:
         hashed = None
         for name, candidate in self._users.items():  # visit every user: constant time
             if hmac.compare_digest(name.encode(), user.encode()):
                 hashed = candidate
-        key = hashlib.sha256(b"\0".join((user.encode(), hashed or b"", password.encode()))).digest()
-        with self._lock:
-            if hashed is not None and key in self._cache:
-                self._cache.move_to_end(key)
-                return True
-        with self._bcrypt_lock:
-            try:
-                ok = bcrypt.checkpw(password.encode(), hashed or self._dummy) and hashed is not None
-            except ValueError:  # e.g. password longer than 72 bytes
-                ok = False
-        if ok:
-            with self._lock:
-                self._cache[key] = None
-                while len(self._cache) > self.CACHE_SIZE:
-                    self._cache.popitem(last=False)
-        return ok
+        try:
+            return bool(self._bcrypt.checkpw(password.encode(), hashed or self._dummy)) and hashed is not None
+        except ValueError:  # e.g. password longer than 72 bytes
+            return False
 
 
 def _decode_basic(authorization: str | None) -> tuple[str | None, str]:
@@ -313,146 +328,9 @@ def _decode_basic(authorization: str | None) -> tuple[str | None, str]:
     return (user, password) if sep else (None, "")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive: Prometheus reuses scrape connections
-    server_version = "tunewatch"
-    sys_version = ""
-    timeout = IDLE_TIMEOUT
-    # Headers and body go out as two writes; with Nagle on, the second waits for the
-    # client's delayed ACK of the first (~40 ms on Linux) on small responses.
-    disable_nagle_algorithm = True
-    server: "ExporterHTTPServer"
-
-    def _dispatch(self) -> None:
-        started = time.monotonic()
-        response = self._respond()
-        headers = {**self.server.web_config.headers, **response.headers}
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(response.body)))
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(response.body)
-        log.debug("request", extra={"method": self.command, "path": self.path, "status": response.status,
-                                    "remote": self.client_address[0],
-                                    "duration_seconds": round(time.monotonic() - started, 6)})
-
-    def _respond(self) -> Response:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            self.close_connection = True
-            return Response(411, body=b"Length Required\n")
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if not 0 <= length <= MAX_BODY_BYTES:
-            self.close_connection = True
-            return Response(413, body=b"Request body too large\n")
-        body = self.rfile.read(length) if length else b""
-        if not self.server.auth.check(self.headers.get("Authorization")):
-            return Response(401, body=b"Unauthorized\n",
-                            headers={"WWW-Authenticate": f'Basic realm="{REALM}"'})
-        url = urlsplit(self.path)
-        route = self.server.routes.get(url.path)
-        if route is None:
-            return Response(404, body=b"Not Found\n")
-        request = Request(self.command, url.path, parse_qs(url.query), self.headers, body,
-                          self.client_address[0])
-        try:
-            return route(request)
-        except Exception:
-            log.exception("handler failed", extra={"path": url.path})
-            return Response(500, body=b"Internal Server Error\n")
-
-    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
-
-    def log_request(self, code: Any = "-", size: Any = "-") -> None:
-        pass  # _dispatch logs with timing instead
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug(format % args, extra={"remote": self.client_address[0]})
-
-
-class ExporterHTTPServer(ThreadingHTTPServer):
-    """ThreadingHTTPServer that does TLS per connection, in the connection's own thread.
-
-    Wrapping the listening socket would run handshakes in the accept loop, where one client
-    that connects and sends nothing blocks every other scrape; so the handshake happens in
-    finish_request (worker thread) with its own timeout.
-    """
-
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], routes: Mapping[str, Callable[[Request], Response]],
-                 web_config: WebConfig):
-        self.routes = dict(routes)
-        self.web_config = web_config
-        self.auth = BasicAuth(web_config.basic_auth_users)
-        host, port = address
-        if host in ("", "::"):
-            # Like Go's ":port": every interface, IPv6 and IPv4 when the host has IPv6.
-            self.address_family, bind = socket.AF_INET6, ("::", port)
-            if not socket.has_ipv6:
-                self.address_family, bind = socket.AF_INET, ("0.0.0.0", port)
-        else:
-            info = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)[0]
-            self.address_family, bind = info[0], info[4][:2]
-        try:
-            super().__init__(bind, _Handler)
-        except OSError as e:
-            if bind[0] != "::" or e.errno not in (errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL):
-                raise
-            # IPv6 disabled in the kernel (common in containers): all IPv4 interfaces.
-            self.address_family, bind = socket.AF_INET, ("0.0.0.0", port)
-            super().__init__(bind, _Handler)
-
-    def server_bind(self) -> None:
-        if self.address_family == socket.AF_INET6 and self.server_address[0] == "::":
-            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        # Skip HTTPServer.server_bind: its getfqdn() may do a slow reverse DNS lookup.
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
-
-    @property
-    def port(self) -> int:
-        return self.server_address[1]
-
-    @property
-    def scheme(self) -> str:
-        return "https" if self.web_config.tls else "http"
-
-    def finish_request(self, request: socket.socket, client_address: Any) -> None:
-        tls = self.web_config.tls
-        if tls is None:
-            return super().finish_request(request, client_address)
-        request.settimeout(TLS_HANDSHAKE_TIMEOUT)
-        try:
-            conn = tls.wrap_socket(request, server_side=True)
-        except (OSError, ssl.SSLError) as e:  # plain HTTP, scanners, wrong CA: expected
-            log.debug("TLS handshake failed", extra={"remote": client_address[0], "err": str(e)})
-            return
-        try:
-            if self.web_config.client_allowed_sans and not self._san_allowed(conn):
-                log.debug("client certificate SAN not allowed", extra={"remote": client_address[0]})
-                return
-            self.RequestHandlerClass(conn, client_address, self)
-        finally:
-            conn.close()
-
-    def _san_allowed(self, conn: ssl.SSLSocket) -> bool:
-        sans = {value for _, value in (conn.getpeercert() or {}).get("subjectAltName", ())}
-        return bool(sans & set(self.web_config.client_allowed_sans))
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Clients that hang up mid-response are routine; keep tracebacks out of stderr.
-        log.debug("connection error", exc_info=True, extra={"remote": client_address[0]})
-
-
-def make_server(address: tuple[str, int] | str, routes: Mapping[str, Callable[[Request], Response]],
-                web_config: WebConfig | None = None) -> ExporterHTTPServer:
-    """Bind (not start) a server; call serve_forever() in a thread, shutdown() to stop."""
-    if isinstance(address, str):
-        address = parse_listen_address(address)
-    return ExporterHTTPServer(address, routes, web_config or WebConfig())
+def san_allowed(web_config: WebConfig, conn: ssl.SSLSocket) -> bool:
+    """client_allowed_sans: the client certificate must carry one of them."""
+    if not web_config.client_allowed_sans:
+        return True
+    sans = {value for _, value in (conn.getpeercert() or {}).get("subjectAltName", ())}
+    return bool(sans & set(web_config.client_allowed_sans))

@@ -132,10 +132,12 @@ def test_failing_scan_counts_exception_and_keeps_last_result(start_exporter_inpr
     assert metric(text, "tunewatch_scans_total") >= 3
 
 
-def test_first_scan_failing_still_makes_ready_and_reports(start_exporter_inproc):
+def test_first_scan_failing_reports_but_is_not_ready(start_exporter_inproc):
+    # ready means "has results to show" (issue 10): a failed first scan has none
     handle = start_exporter_inproc(ControlledScan(ValueError("bad root")))
     assert handle.loop.wait_first_scan(5)
-    assert http_get(handle.url + "/-/ready").status == 200
+    not_ready = http_get(handle.url + "/-/ready")
+    assert not_ready.status == 503 and "bad root" in not_ready.text
     text = http_get(handle.url + "/metrics").text
     assert metric(text, "tunewatch_scan_success") == 0
     assert metric(text, "tunewatch_scan_errors_total", reason="exception") == 1
@@ -145,6 +147,7 @@ def test_first_scan_failing_still_makes_ready_and_reports(start_exporter_inproc)
 def test_rescan_is_single_flight(start_exporter_inproc):
     scan = ControlledScan(good_result(), "block", good_result(), good_result())
     handle = start_exporter_inproc(scan)
+    handle.limiter.min_interval = 0.0  # this test is about single flight, not the rate limit
     handle.loop.wait_first_scan(5)
     assert http_request(handle.url + "/-/rescan", "POST", data=b"").status == 202
     wait_until(lambda: scan.calls == 2, 5)
@@ -155,6 +158,24 @@ def test_rescan_is_single_flight(start_exporter_inproc):
     wait_until(lambda: scan.calls == 3, 5)
     time.sleep(0.3)
     assert scan.calls == 3
+
+
+def test_rescan_inside_the_minimum_interval_is_429_with_retry_after(start_exporter_inproc):
+    scan = ControlledScan(good_result())
+    handle = start_exporter_inproc(scan)  # default minimum interval: 30 s
+    handle.loop.wait_first_scan(5)
+    assert http_request(handle.url + "/-/rescan", "POST", data=b"").status == 202
+    wait_until(lambda: scan.calls == 2, 5)
+    for _ in range(20):
+        refused = http_request(handle.url + "/-/rescan", "POST", data=b"")
+        assert refused.status == 429 and 1 <= int(refused.headers["Retry-After"]) <= 30
+    time.sleep(0.3)
+    assert scan.calls == 2
+    text = http_get(handle.url + "/metrics").text
+    assert metric(text, "tunewatch_rescan_requests_total", outcome="accepted") == 1
+    assert metric(text, "tunewatch_rescan_requests_total", outcome="rate_limited") == 20
+    handle.limiter.min_interval = 0.2  # once the interval has passed, a request is accepted again
+    wait_until(lambda: http_request(handle.url + "/-/rescan", "POST", data=b"").status == 202, 5)
 
 
 def test_tls_and_basic_auth(start_exporter_inproc, tls_web_config):

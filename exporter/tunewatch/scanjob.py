@@ -1,0 +1,165 @@
+"""One serve scan in a child process: killed on timeout, returns only rendered bytes.
+
+Threads cannot be killed, so a scan stuck on a hung read (or burning CPU on a hostile
+input) would keep running forever inside serve. Here each scan runs in a forked child:
+the scan function (a closure over the loaded content, however it was built) needs no
+pickling, the child renders everything serve will ever show of this scan, sends the bytes
+back through a pipe and exits. On timeout the ScanLoop calls `cancel()`, which SIGKILLs
+the child by pid. The parent never holds a ScanResult: the old scan's bytes are replaced
+by the new scan's bytes, so memory stays near the size of the exposition.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+OPENMETRICS_EOF = b"# EOF\n"
+
+
+@dataclass(frozen=True, eq=False)
+class ScanOutput:
+    """What serve keeps of one finished scan (compared and hashed by identity: caches key on it)."""
+
+    text: bytes  # per-scan families, Prometheus text format 0.0.4
+    openmetrics: bytes  # the same families in OpenMetrics 1.0.0, without the final "# EOF"
+    report_gz: bytes  # outputs.report.render_json, gzip-compressed (it is only ever sent)
+    child_cpu_seconds: float = 0.0  # user + system CPU the scan's child used
+
+
+def render_output(result: Any, detail: bool = False) -> ScanOutput:
+    """Render one ScanResult for serve. The only place serve calls the metrics renderer.
+
+    `detail` is the opt-in per-object/per-IRQ detail flag of the metrics renderer; it is
+    passed through when the renderer takes it.
+    """
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+
+    from .outputs import prometheus as prom
+    from .outputs.report import render_json
+    try:
+        families = prom.scan_families(result, detail=detail)  # type: ignore[call-arg]
+    except TypeError:  # a renderer without the detail flag
+        families = prom.scan_families(result)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(families))
+    openmetrics = generate_openmetrics(registry)
+    if openmetrics.endswith(OPENMETRICS_EOF):
+        openmetrics = openmetrics[:-len(OPENMETRICS_EOF)]
+    return ScanOutput(generate_latest(registry), openmetrics,
+                      gzip.compress(render_json(result).encode("utf-8"), compresslevel=6, mtime=0))
+
+
+class _Families:
+    def __init__(self, families: list):
+        self._families = families
+
+    def collect(self):
+        return iter(self._families)
+
+
+class ScanCancelled(Exception):
+    """The scan's child was killed (timeout or shutdown)."""
+
+
+class ChildScan:
+    """Callable for ScanLoop: run `prepare(scan())` in a forked child, return its value.
+
+    Single-flight is the ScanLoop's job; this class only guarantees that `cancel()` kills
+    the running child (SIGKILL by pid) and that the call then returns at once.
+    """
+
+    def __init__(self, scan: Callable[[], Any], prepare: Callable[[Any], ScanOutput] = render_output):
+        import multiprocessing
+        self._scan, self._prepare = scan, prepare
+        self._context = multiprocessing.get_context("fork")
+        self._lock = threading.Lock()
+        self._pid: int | None = None
+        self.last_pid: int | None = None  # for tests and logs: the most recent child
+
+    @property
+    def running_pid(self) -> int | None:
+        with self._lock:
+            return self._pid
+
+    def __call__(self) -> ScanOutput:
+        receiver, sender = self._context.Pipe(duplex=False)
+        before = os.times()
+        process = self._context.Process(target=_child_main, args=(self._scan, self._prepare, sender, os.getpid()),
+                                        name="tunewatch-scan", daemon=True)
+        try:
+            process.start()
+        finally:
+            sender.close()  # ours: the child holds the only writer, so its death is our EOF
+        with self._lock:
+            self._pid = self.last_pid = process.pid
+        try:
+            try:
+                kind, payload = receiver.recv()
+            except EOFError:
+                process.join(5)
+                raise ScanCancelled(f"scan process {process.pid} ended without a result "
+                                    f"(exit code {process.exitcode})") from None
+            process.join(10)
+            if process.exitcode is None:  # sent its result but does not exit: not our problem for long
+                os.kill(process.pid, signal.SIGKILL)
+                process.join(5)
+        finally:
+            with self._lock:
+                self._pid = None
+            receiver.close()
+            if process.exitcode is None:
+                _kill(process.pid)
+                process.join(5)
+            process.close()
+        after = os.times()
+        if kind == "error":
+            raise RuntimeError(payload)
+        cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        return ScanOutput(payload.text, payload.openmetrics, payload.report_gz, round(cpu, 6))
+
+    def cancel(self) -> None:
+        """SIGKILL the running child, if any; the pending call then raises ScanCancelled."""
+        with self._lock:
+            pid = self._pid
+        if pid is not None:
+            _kill(pid)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _child_main(scan: Callable[[], Any], prepare: Callable[[Any], ScanOutput], sender: Any, parent: int) -> None:
+    # Terminal signals are the parent's business; and die with the parent (no orphan scan
+    # holding the listening socket or burning CPU after serve is gone).
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    _die_with_parent(parent)
+    try:
+        output = prepare(scan())
+        message: tuple[str, Any] = ("ok", output)
+    except BaseException as e:  # noqa: BLE001 - reported to the parent as the scan's error
+        message = ("error", f"{type(e).__name__}: {e}")
+    sender.send(message)
+    sender.close()
+
+
+def _die_with_parent(parent: int) -> None:
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux glibc: the parent still kills us on stop
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
