@@ -26,16 +26,39 @@ from .yamlsrc import Document, load_yaml, validate
 CHECK_AREAS = ("network", "storage", "vmware", "system")
 
 
+def shipped_dir(name: str) -> str | None:
+    """`name` (checks, rules, dashboards, docs, contrib) as this tunewatch sees it.
+
+    A source checkout (also an editable install) uses its top-level directory, the source of
+    truth; an installed wheel uses the copy setup.py put into the package, found through
+    importlib.resources so venv, --user, --target and system installs all work.
+    """
+    import importlib.resources  # local: this hunk stays inside the function
+    import pathlib
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    if os.path.basename(os.path.dirname(package)) == "exporter":  # <checkout>/exporter/tunewatch
+        checkout = os.path.join(os.path.dirname(os.path.dirname(package)), name)
+        if os.path.isdir(checkout):
+            return checkout
+    packaged = importlib.resources.files(__package__) / "data" / name
+    if isinstance(packaged, pathlib.Path) and packaged.is_dir():  # not inside a zip
+        return str(packaged)
+    return None
+
+
 def default_content_dir() -> str:
-    """checks/ of a source checkout, else the copy `pip install` puts under share/."""
+    """$TUNEWATCH_CONTENT, else the checks/ of a checkout or the copy inside the package."""
     env = os.environ.get("TUNEWATCH_CONTENT")
-    candidates = [env] if env else []
-    candidates += [os.path.join(os.path.dirname(__file__), "..", "..", "checks"),
-                   os.path.join(sys.prefix, "share", "tunewatch", "checks")]
-    for c in candidates:
-        if c and os.path.isdir(os.path.join(c, "schema")):
-            return os.path.abspath(c)
-    raise ContentError(candidates[-1], "content directory not found (set --content or TUNEWATCH_CONTENT)")
+    if env:
+        if not os.path.isdir(os.path.join(env, "schema")):
+            raise ContentError(env, "TUNEWATCH_CONTENT is not a content directory (no schema/ in it)")
+        return os.path.abspath(env)
+    found = shipped_dir("checks")
+    if found is None or not os.path.isdir(os.path.join(found, "schema")):
+        raise ContentError(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "checks"),
+                           "content directory not found (set --content or TUNEWATCH_CONTENT)")
+    return found
 
 
 @dataclass
