@@ -61,6 +61,14 @@ def default_content_dir() -> str:
     return found
 
 
+def did_you_mean(word: str, known) -> str:
+    """` (did you mean 'nic-queue-count'?)` for a mistyped id, else ``."""
+    import difflib  # local: this hunk stays next to default_content_dir
+
+    close = difflib.get_close_matches(word, sorted(known), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
 @dataclass
 class Check:
     id: str
@@ -259,11 +267,26 @@ class Content:
         return doc
 
     def load_waivers(self, path: str) -> list[Waiver]:
-        doc = self._document(path, "waivers")
+        """Waivers; `expires` may be quoted text or a YAML date (`expires: 2026-12-31` unquoted)."""
+        try:
+            doc = load_yaml(path)
+        except ValueError as e:  # PyYAML builds dates itself: `expires: 2026-02-30` fails in there
+            raise ContentError(path, f"bad date: {e}") from e
+        entries = doc.data.get("waivers") if isinstance(doc.data, dict) else None
+        for i, w in enumerate(entries if isinstance(entries, list) else []):
+            expires = w.get("expires") if isinstance(w, dict) else None
+            if isinstance(expires, dt.datetime):  # a date object's subclass: check it first
+                raise doc.error("bad expiry date: give a day (YYYY-MM-DD), not a time", f"/waivers/{i}/expires")
+            if isinstance(expires, dt.date):  # YAML 1.1 reads an unquoted YYYY-MM-DD as a date
+                w["expires"] = expires.isoformat()
+        if not isinstance(doc.data, dict):
+            raise doc.error("expected a mapping at the top of a waivers file")
+        validate(doc, self._validators["waivers"])
         waivers = []
         for i, w in enumerate(doc.data["waivers"]):
             if w["check"] not in self.checks:
-                raise doc.error(f"waiver for unknown check id {w['check']!r}", f"/waivers/{i}/check")
+                raise doc.error(f"waiver for unknown check id {w['check']!r}{did_you_mean(w['check'], self.checks)}",
+                                f"/waivers/{i}/check")
             try:
                 expires = dt.date.fromisoformat(w["expires"])
             except ValueError as e:
