@@ -6,15 +6,18 @@ Exit codes (SPEC §4): 0 nothing fails, 2 something fails or errors, 1 usage or 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import textwrap
 
 from . import __version__, engine
-from .content import Content
+from .content import Content, did_you_mean, shipped_dir
 from .errors import ContentError, TunewatchError
 
-FORMATS = ("text", "json", "junit", "prometheus", "html")
+FORMATS = ("text", "json", "junit", "prometheus", "html", "xccdf", "arf")
+FILE = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # shtab's file completion
+DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/", "tcsh": "d"}
 # Debian's node_exporter textfile directory (prometheus-node-exporter package default).
 TEXTFILE_PATH = "/var/lib/prometheus/node-exporter/tunewatch.prom"
 
@@ -44,10 +47,17 @@ def _content_args(p: argparse.ArgumentParser) -> None:
 
 def _scan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", default="/", metavar="DIR",
-                   help="read facts under DIR instead of / (a snapshot written by `tunewatch collect`)")
+                   help="read facts under DIR instead of / (a snapshot written by `tunewatch collect`)"
+                   ).complete = DIRECTORY  # type: ignore[attr-defined]
     p.add_argument("--profile", default="auto", help="profile id (default: auto, detects what applies)")
-    p.add_argument("--tailoring", metavar="FILE", help="tailoring file: select/unselect checks, override parameters")
-    p.add_argument("--waivers", metavar="FILE", help="waivers file: accepted failures with an expiry date")
+    p.add_argument("--tailoring", metavar="FILE", help="tailoring file: select/unselect checks, override parameters"
+                   ).complete = FILE  # type: ignore[attr-defined]
+    p.add_argument("--waivers", metavar="FILE", help="waivers file: accepted failures with an expiry date"
+                   ).complete = FILE  # type: ignore[attr-defined]
+    p.add_argument("--rule", action="append", default=[], metavar="CHECK",
+                   help="run only this check of the profile (repeatable; a check id or its XCCDF rule id)")
+    p.add_argument("--skip-rule", action="append", default=[], metavar="CHECK",
+                   help="leave this check of the profile out (repeatable)")
     _content_args(p)
 
 
@@ -74,11 +84,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the report to FILE (prometheus: atomically, for node_exporter's textfile collector, "
-                        f"e.g. {TEXTFILE_PATH})")
+                        f"e.g. {TEXTFILE_PATH})").complete = FILE  # type: ignore[attr-defined]
     p.add_argument("--exit-code", dest="exit_code", action="store_true",
                    help="prometheus with --output: exit 2 when a check fails or errors, as the other formats do "
                         "(default: exit 0 once the file is written, so a systemd timer does not report a failure)")
     _detail_arg(p)
+    p.add_argument("--report", action="append", default=[], metavar="FORMAT=FILE", type=_report_spec,
+                   help="also write FORMAT to FILE from the same scan (repeatable), e.g. --report xccdf=r.xml")
+    for fmt in FORMATS:
+        p.add_argument(f"--output-{fmt}", dest="report", action="append", metavar="FILE",
+                       type=lambda path, fmt=fmt: (fmt, path), help=f"same as --report {fmt}=FILE"
+                       ).complete = FILE  # type: ignore[attr-defined]
+    p.add_argument("--runbook-url", metavar="URL", default=os.environ.get("TUNEWATCH_RUNBOOK_URL"),
+                   help="html: link each check to URL#<check id> (default: $TUNEWATCH_RUNBOOK_URL, else the "
+                        "docs/runbook.md shipped with tunewatch)")
     p.add_argument("--verbose", "-v", action="store_true", help="text: list passing objects too")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text colours (default: auto)")
     p.add_argument("--timeout", type=_seconds, default=engine.DEFAULT_TIMEOUT_S, metavar="DURATION",
@@ -109,7 +128,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tailoring", metavar="FILE")
     p.add_argument("--waivers", metavar="FILE")
     _content_args(p)
+
+    p = sub.add_parser("paths", help="print where the shipped checks, rules, dashboards and docs are")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help=f"print only these paths, one a line ({', '.join(SHIPPED)})")
+
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)",
+                       epilog="bash: tunewatch completion bash > /etc/bash_completion.d/tunewatch\n"
+                              "zsh:  tunewatch completion zsh > \"${fpath[1]}/_tunewatch\"",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("shell", choices=("bash", "zsh", "tcsh"))
+    _content_args(p)
     return parser
+
+
+SHIPPED = ("checks", "rules", "dashboards", "docs", "contrib")
+
+
+def _report_spec(value: str) -> tuple[str, str]:
+    fmt, sep, path = value.partition("=")
+    if not sep or not path or fmt not in FORMATS:
+        raise argparse.ArgumentTypeError(f"expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}, got {value!r}")
+    return fmt, path
 
 
 def _load(args):
@@ -117,8 +157,27 @@ def _load(args):
     tailoring = content.load_tailoring(args.tailoring) if getattr(args, "tailoring", None) else None
     waivers = content.load_waivers(args.waivers) if getattr(args, "waivers", None) else []
     profile_id = tailoring.data["profile"] if tailoring is not None else getattr(args, "profile", "auto")
+    if profile_id not in content.profiles:
+        raise ContentError("--profile", f"unknown profile {profile_id!r}{did_you_mean(profile_id, content.profiles)}"
+                                        f" (known: {', '.join(sorted(content.profiles))})")
     profile = content.resolve(profile_id, tailoring)
-    return content, profile, waivers
+    return content, _only_rules(content, profile, getattr(args, "rule", []), getattr(args, "skip_rule", [])), waivers
+
+
+def _only_rules(content: Content, profile, rules: list[str], skips: list[str]):
+    """--rule narrows the profile to the checks named, --skip-rule leaves checks out."""
+    from .outputs.xccdf import rule_id_to_check
+    selected = [sel.check.id for sel in profile.checks]
+    for flag, ids in (("--rule", rules), ("--skip-rule", skips)):
+        for cid in map(rule_id_to_check, ids):
+            if cid not in content.checks:
+                raise ContentError(flag, f"unknown check id {cid!r}{did_you_mean(cid, content.checks)}")
+            if cid not in selected:
+                raise ContentError(flag, f"check {cid!r} is not in profile {profile.id!r}"
+                                         f"{did_you_mean(cid, selected)} (see `tunewatch profiles {profile.base}`)")
+    keep = {rule_id_to_check(r) for r in rules} or set(selected)
+    keep -= {rule_id_to_check(r) for r in skips}
+    return dataclasses.replace(profile, checks=[sel for sel in profile.checks if sel.check.id in keep])
 
 
 def _write(text: str, output: str | None) -> None:
@@ -133,41 +192,53 @@ def cmd_scan(args) -> int:
     content, profile, waivers = _load(args)
     if not os.path.isdir(args.root):
         raise ContentError(args.root, "--root is not a directory")
+    reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
+    if sum(path is None for _, path in reports) > 1:
+        raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
     result = engine.scan(content, profile, args.root, waivers, timeout=args.timeout)
+    code = _write_reports(args, reports, result, content)
     if result.timed_out:  # a read still blocks in the scan thread: report, then exit without joining it
-        code = _report(args, result)
         sys.stdout.flush()
         sys.stderr.write(f"tunewatch: error: scan did not finish within {args.timeout:g} s; unfinished checks "
                          "are reported as error\n")
         sys.stderr.flush()
         os._exit(code)
-    return _report(args, result)
+    return code
 
 
-def _report(args, result) -> int:
-    if args.format == "prometheus":
-        from .outputs.prometheus import render, write_textfile
-        text = render(result, detail=args.metrics_detail)
-        if not args.output:
-            sys.stdout.write(text)
-            return result.exit_code
-        write_textfile(args.output, text)
-        return result.exit_code if args.exit_code else engine.EXIT_OK
-    elif args.format == "json":
-        from .outputs.report import render_json
-        _write(render_json(result), args.output)
-    elif args.format == "junit":
-        from .outputs.report import render_junit
-        _write(render_junit(result), args.output)
-    elif args.format == "html":
-        from .outputs.html import render_html
-        _write(render_html(result), args.output)
-    else:
-        from .outputs.report import render_text
-        colour = args.color == "always" or (args.color == "auto" and not args.output and sys.stdout.isatty()
-                                            and not os.environ.get("NO_COLOR"))
-        _write(render_text(result, colour, args.verbose), args.output)
+def _write_reports(args, reports, result, content: Content) -> int:
+    for fmt, path in reports:  # one scan, every report from the same result
+        text = _render(fmt, result, content, args, to_terminal=path is None)
+        if fmt == "prometheus" and path:
+            from .outputs.prometheus import write_textfile
+            write_textfile(path, text)
+        else:
+            _write(text, path)
+    if args.format == "prometheus" and args.output and not args.exit_code:
+        return engine.EXIT_OK  # the textfile route: the file holds the verdict, the timer succeeded
     return result.exit_code
+
+
+def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
+    if fmt == "prometheus":
+        from .outputs.prometheus import render
+        return render(result, detail=args.metrics_detail)
+    if fmt == "json":
+        from .outputs.report import render_json
+        return render_json(result)
+    if fmt == "junit":
+        from .outputs.report import render_junit
+        return render_junit(result)
+    if fmt == "html":
+        from .outputs.html import render_html
+        return render_html(result, content, args.runbook_url)
+    if fmt in ("xccdf", "arf"):
+        from .outputs import xccdf
+        return xccdf.render_xccdf(result, content) if fmt == "xccdf" else xccdf.render_arf(result, content)
+    from .outputs.report import render_text
+    colour = args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
+                                        and not os.environ.get("NO_COLOR"))
+    return render_text(result, colour, args.verbose)
 
 
 def cmd_serve(args) -> int:
@@ -199,7 +270,8 @@ def cmd_checks(args) -> int:
     content = Content(args.content)
     for cid in args.ids:
         if cid not in content.checks:
-            raise ContentError("checks", f"unknown check id {cid!r} (see `tunewatch checks`)")
+            raise ContentError("checks", f"unknown check id {cid!r}{did_you_mean(cid, content.checks)}"
+                                         " (see `tunewatch checks`)")
     if not args.ids:
         for c in content.checks.values():
             print(f"{c.id:32} {c.severity:6} {c.title}")
@@ -230,6 +302,9 @@ def cmd_profiles(args) -> int:
             print(f"{p.id:22} {len(resolved.checks):3} checks  {p.title}")
         return 0
     for pid in args.ids:
+        if pid not in content.profiles:
+            raise ContentError("profiles", f"unknown profile {pid!r}{did_you_mean(pid, content.profiles)}"
+                                           " (see `tunewatch profiles`)")
         resolved = content.resolve(pid)
         p = content.profiles[pid]
         print(f"{pid}: {p.title}" + (f" (extends {p.extends})" if p.extends else ""))
@@ -253,8 +328,52 @@ def cmd_validate(args) -> int:
     return 0
 
 
+def cmd_paths(args) -> int:
+    """Where this tunewatch finds its content and the files that go with it (checkout or package)."""
+    names = args.names or [n for n in SHIPPED if shipped_dir(n)]
+    for name in names:
+        if name not in SHIPPED:
+            raise ContentError("paths", f"unknown name {name!r}{did_you_mean(name, SHIPPED)} (known: {', '.join(SHIPPED)})")
+        found = os.environ.get("TUNEWATCH_CONTENT") if name == "checks" else None
+        found = found or shipped_dir(name)
+        if found is None:
+            raise ContentError(name, "not shipped with this installation")
+        print(found if args.names else f"{name:11} {found}")
+    if not args.names and shipped_dir("docs"):
+        print(f"{'runbook':11} {os.path.join(shipped_dir('docs'), 'runbook.md')}")
+    return 0
+
+
+def cmd_completion(args) -> int:
+    """Static completion script by shtab; profile and check ids are listed from the content."""
+    try:
+        import shtab
+    except ImportError as e:
+        raise ContentError("completion", "needs the shtab package: pip install shtab") from e
+    parser = build_parser()
+    content = Content(args.content)
+    for action in _all_actions(parser):
+        if action.dest == "profile":
+            action.choices = sorted(content.profiles)
+        elif action.dest in ("rule", "skip_rule") or (action.dest == "ids" and action.metavar == "CHECK"):
+            action.choices = sorted(content.checks)
+        elif action.dest == "ids" and action.metavar == "PROFILE":
+            action.choices = sorted(content.profiles)
+    sys.stdout.write(shtab.complete(parser, shell=args.shell))
+    return 0
+
+
+def _all_actions(parser: argparse.ArgumentParser):
+    for action in parser._actions:
+        yield action
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _all_actions(sub)
+
+
 COMMANDS = {"scan": cmd_scan, "serve": cmd_serve, "collect": cmd_collect, "checks": cmd_checks,
-            "profiles": cmd_profiles, "validate-content": cmd_validate}
+            "profiles": cmd_profiles, "validate-content": cmd_validate, "paths": cmd_paths,
+            "completion": cmd_completion}
 
 
 def main(argv: list[str] | None = None) -> int:

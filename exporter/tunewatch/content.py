@@ -33,16 +33,47 @@ CACHE_FORMAT = 1
 CHECK_AREAS = ("network", "storage", "vmware", "system")
 
 
+def shipped_dir(name: str) -> str | None:
+    """`name` (checks, rules, dashboards, docs, contrib) as this tunewatch sees it.
+
+    A source checkout (also an editable install) uses its top-level directory, the source of
+    truth; an installed wheel uses the copy setup.py put into the package, found through
+    importlib.resources so venv, --user, --target and system installs all work.
+    """
+    import importlib.resources  # local: this hunk stays inside the function
+    import pathlib
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    if os.path.basename(os.path.dirname(package)) == "exporter":  # <checkout>/exporter/tunewatch
+        checkout = os.path.join(os.path.dirname(os.path.dirname(package)), name)
+        if os.path.isdir(checkout):
+            return checkout
+    packaged = importlib.resources.files(__package__) / "data" / name
+    if isinstance(packaged, pathlib.Path) and packaged.is_dir():  # not inside a zip
+        return str(packaged)
+    return None
+
+
 def default_content_dir() -> str:
-    """checks/ of a source checkout, else the copy `pip install` puts under share/."""
+    """$TUNEWATCH_CONTENT, else the checks/ of a checkout or the copy inside the package."""
     env = os.environ.get("TUNEWATCH_CONTENT")
-    candidates = [env] if env else []
-    candidates += [os.path.join(os.path.dirname(__file__), "..", "..", "checks"),
-                   os.path.join(sys.prefix, "share", "tunewatch", "checks")]
-    for c in candidates:
-        if c and os.path.isdir(os.path.join(c, "schema")):
-            return os.path.abspath(c)
-    raise ContentError(candidates[-1], "content directory not found (set --content or TUNEWATCH_CONTENT)")
+    if env:
+        if not os.path.isdir(os.path.join(env, "schema")):
+            raise ContentError(env, "TUNEWATCH_CONTENT is not a content directory (no schema/ in it)")
+        return os.path.abspath(env)
+    found = shipped_dir("checks")
+    if found is None or not os.path.isdir(os.path.join(found, "schema")):
+        raise ContentError(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "checks"),
+                           "content directory not found (set --content or TUNEWATCH_CONTENT)")
+    return found
+
+
+def did_you_mean(word: str, known) -> str:
+    """` (did you mean 'nic-queue-count'?)` for a mistyped id, else ``."""
+    import difflib  # local: this hunk stays next to default_content_dir
+
+    close = difflib.get_close_matches(word, sorted(known), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
 @dataclass
@@ -348,11 +379,26 @@ class Content:
         return doc
 
     def load_waivers(self, path: str) -> list[Waiver]:
-        doc = self._document(path, "waivers")
+        """Waivers; `expires` may be quoted text or a YAML date (`expires: 2026-12-31` unquoted)."""
+        try:
+            doc = load_yaml(path)
+        except ValueError as e:  # PyYAML builds dates itself: `expires: 2026-02-30` fails in there
+            raise ContentError(path, f"bad date: {e}") from e
+        entries = doc.data.get("waivers") if isinstance(doc.data, dict) else None
+        for i, w in enumerate(entries if isinstance(entries, list) else []):
+            expires = w.get("expires") if isinstance(w, dict) else None
+            if isinstance(expires, dt.datetime):  # a date object's subclass: check it first
+                raise doc.error("bad expiry date: give a day (YYYY-MM-DD), not a time", f"/waivers/{i}/expires")
+            if isinstance(expires, dt.date):  # YAML 1.1 reads an unquoted YYYY-MM-DD as a date
+                w["expires"] = expires.isoformat()
+        if not isinstance(doc.data, dict):
+            raise doc.error("expected a mapping at the top of a waivers file")
+        validate(doc, self._validators["waivers"])
         waivers = []
         for i, w in enumerate(doc.data["waivers"]):
             if w["check"] not in self.checks:
-                raise doc.error(f"waiver for unknown check id {w['check']!r}", f"/waivers/{i}/check")
+                raise doc.error(f"waiver for unknown check id {w['check']!r}{did_you_mean(w['check'], self.checks)}",
+                                f"/waivers/{i}/check")
             try:
                 expires = dt.date.fromisoformat(w["expires"])
             except ValueError as e:

@@ -1,24 +1,37 @@
 """`--format html`: one self-contained page for a person (inline CSS, no JavaScript).
 
-Data comes from `report.to_dict` (the stable JSON shape), so the page shows exactly what the
-JSON report holds. Every value is escaped with html.escape; checks are ordered worst first
-and, within a check, failing objects come first.
+What to do comes first: a "fix first" list of the checks that need action, then every check
+ordered worst first. Checks that need action (fail, error) come before the others; within
+each group the order is severity (high, medium, low), then status, then content order.
+
+A failing object's message ends in its fix ("...: ethtool -L eth1 combined 16"). Objects of
+one NIC with the same fix (36 IRQs, one `set_irq_affinity_cpulist.sh` command) share one
+fix cell, so the command is shown once per NIC. Passing objects fold into a <details>.
+Identifiers never break inside a word: no `break-all` or `overflow-wrap: anywhere`; names
+are `nowrap` and wide tables scroll sideways.
+
+Data comes from `report.to_dict` (the stable JSON shape) and, when given, the content
+(rationale, references); every value is escaped with html.escape.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from html import escape
 
 from ..engine import ScanResult
 from .report import to_dict
 
 _ORDER = {"fail": 0, "error": 1, "waived": 2, "pass": 3, "notapplicable": 4}
+_SEVERITY = {"high": 0, "medium": 1, "low": 2}
 _STATUSES = ("fail", "error", "waived", "pass", "notapplicable")
+_ACTION = ("fail", "error")
 
 _CSS = """
 :root { --fail:#c62828; --error:#8e24aa; --waived:#00838f; --pass:#2e7d32; --notapplicable:#757575; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; color: #212121; background: #fafafa; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; color: #212121; background: #fafafa;
+       word-break: normal; overflow-wrap: normal; }
 header { background: #263238; color: #fff; padding: 16px 24px; }
 header h1 { margin: 0 0 4px; font-size: 20px; }
 header p { margin: 2px 0; color: #cfd8dc; }
@@ -26,17 +39,30 @@ main { padding: 16px 24px; max-width: 1400px; }
 .summary { display: flex; gap: 8px; flex-wrap: wrap; margin: 12px 0 0; padding: 0; list-style: none; }
 .summary li { padding: 4px 10px; border-radius: 4px; background: #37474f; }
 .badge { display: inline-block; min-width: 88px; text-align: center; padding: 2px 8px; border-radius: 4px;
-         color: #fff; font-weight: 600; font-size: 12px; text-transform: uppercase; }
+         color: #fff; font-weight: 600; font-size: 12px; text-transform: uppercase; white-space: nowrap; }
 .s-fail { background: var(--fail); } .s-error { background: var(--error); } .s-waived { background: var(--waived); }
 .s-pass { background: var(--pass); } .s-notapplicable { background: var(--notapplicable); }
 section { background: #fff; border: 1px solid #e0e0e0; border-radius: 6px; margin: 12px 0; padding: 12px 16px; }
 section h2 { font-size: 16px; margin: 0 0 8px; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
-.id { font-family: ui-monospace, monospace; color: #546e7a; font-weight: normal; font-size: 13px; }
-.sev { font-size: 12px; color: #455a64; border: 1px solid #b0bec5; border-radius: 4px; padding: 1px 6px; }
+.fixfirst { border-left: 4px solid var(--fail); }
+.fixfirst ol { margin: 4px 0; padding-left: 22px; }
+.fixfirst li { margin: 6px 0; }
+.name { font-family: ui-monospace, monospace; white-space: nowrap; }
+.id { color: #546e7a; font-weight: normal; font-size: 13px; }
+.sev { font-size: 12px; color: #455a64; border: 1px solid #b0bec5; border-radius: 4px; padding: 1px 6px; white-space: nowrap; }
+.sev-high { color: #b71c1c; border-color: #ef9a9a; }
+.about { color: #37474f; margin: 4px 0 8px; }
+.about p { margin: 4px 0; }
+.about ul { margin: 2px 0; padding-left: 20px; }
+.wide { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { text-align: left; vertical-align: top; padding: 4px 8px; border-top: 1px solid #eeeeee; }
-th { color: #546e7a; font-weight: 600; }
-td.obj, td.val { font-family: ui-monospace, monospace; white-space: pre-wrap; word-break: break-all; }
+th { color: #546e7a; font-weight: 600; white-space: nowrap; }
+td.val { font-family: ui-monospace, monospace; }
+td.fix { background: #fff8e1; border-left: 3px solid #ffb300; }
+code { font-family: ui-monospace, monospace; background: #f5f5f5; padding: 1px 4px; border-radius: 3px; }
+details { margin-top: 6px; }
+summary { cursor: pointer; color: #546e7a; }
 footer { color: #757575; padding: 8px 24px 24px; font-size: 12px; }
 """
 
@@ -45,34 +71,146 @@ def _badge(status: str) -> str:
     return f'<span class="badge s-{escape(status)}">{escape(status)}</span>'
 
 
-def _check_section(r: dict) -> str:
-    objects = sorted(r["objects"], key=lambda o: _ORDER.get(o["status"], 9))
-    rows = "\n".join(
-        f'<tr><td class="obj">{escape(str(o["object"]))}</td><td>{_badge(o["status"])}</td>'
-        f'<td class="val">{escape(str(o["expected"]))}</td><td class="val">{escape(str(o["actual"]))}</td>'
-        f'<td>{escape(str(o["message"]))}'
-        + (f' <em>(waiver {escape(str(o["waiver"]))})</em>' if o.get("waiver") else "") + "</td></tr>"
-        for o in objects)
-    cid = escape(r["check"])
-    return (f'<section id="check-{cid}">\n'
-            f'<h2>{_badge(r["status"])} {escape(r["title"])} <span class="id">{cid}</span>'
-            f' <span class="sev">{escape(r["severity"])}</span></h2>\n'
-            f'<table>\n<thead><tr><th>object</th><th>status</th><th>expected</th><th>actual</th>'
-            f'<th>message</th></tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>\n</section>')
+def _name(text: str) -> str:
+    return f'<span class="name">{escape(text)}</span>'
 
 
-def render_html(result: ScanResult) -> str:
+def split_fix(message: str) -> tuple[str, str]:
+    """("eth1 has 32 queues; at most 16", "ethtool -L eth1 combined 16") from one message.
+
+    Messages put the fix after their last ": "; a bare "eth1: ..." prefix (no space before
+    the colon) names the object and is no fix.
+    """
+    head, sep, tail = message.rpartition(": ")
+    if sep and " " in head.strip():
+        return head, tail
+    return message, ""
+
+
+def _rank(r: dict) -> tuple:
+    return (r["status"] not in _ACTION, _SEVERITY.get(r["severity"], 9), _ORDER.get(r["status"], 9))
+
+
+def _nic(obj: str) -> str:
+    return obj.split("/", 1)[0]  # "eth1/irq45" belongs to eth1
+
+
+def _object_rows(objects: list[dict], with_fix: bool = True) -> str:
+    """Rows of the objects that are not passing; one fix cell per run of (NIC, fix)."""
+    rows = []
+    keyed = sorted(objects, key=lambda o: (_ORDER.get(o["status"], 9), _nic(str(o["object"])),
+                                           split_fix(str(o["message"]))[1]))
+    i = 0
+    while i < len(keyed):
+        o = keyed[i]
+        fix = split_fix(str(o["message"]))[1]
+        j = i + 1
+        while (j < len(keyed) and fix and keyed[j]["status"] == o["status"]
+               and _nic(str(keyed[j]["object"])) == _nic(str(o["object"]))
+               and split_fix(str(keyed[j]["message"]))[1] == fix):
+            j += 1
+        for k, obj in enumerate(keyed[i:j]):
+            head = split_fix(str(obj["message"]))[0]
+            waiver = f' <em>(waiver {escape(str(obj["waiver"]))})</em>' if obj.get("waiver") else ""
+            fix_cell = ""
+            if k == 0 and with_fix:
+                span = f' rowspan="{j - i}"' if j - i > 1 else ""
+                many = f'<br><small>{j - i} objects of {_name(_nic(str(o["object"])))}</small>' if j - i > 1 else ""
+                fix_cell = f'<td class="fix"{span}>' + (f"<code>{escape(fix)}</code>{many}" if fix else "") + "</td>"
+            rows.append(f'<tr><td>{_name(str(obj["object"]))}</td><td>{_badge(obj["status"])}</td>'
+                        f'<td class="val">{escape(str(obj["expected"]))}</td>'
+                        f'<td class="val">{escape(str(obj["actual"]))}</td>'
+                        f"<td>{escape(head)}{waiver}</td>{fix_cell}</tr>")
+        i = j
+    return "\n".join(rows)
+
+
+def _table(rows: str, fix_column: bool = True) -> str:
+    fix = "<th>fix</th>" if fix_column else ""
+    return (f'<div class="wide"><table>\n<thead><tr><th>object</th><th>status</th><th>expected</th>'
+            f"<th>actual</th><th>finding</th>{fix}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table></div>")
+
+
+def _about(check, runbook: str | None, cid: str) -> str:
+    parts = []
+    if check is not None:
+        parts.append(f"<p>{escape(check.description)}</p>")
+        parts.append(f"<p><strong>Why:</strong> {escape(check.rationale)}</p>")
+        refs = []
+        for ref in check.references:
+            text = escape(" ".join(w for w in (f"seed {ref['seed']}:" if ref.get("seed") else "", ref["title"],
+                                               f"({ref['section']})" if ref.get("section") else "") if w))
+            refs.append(f'<li><a href="{escape(ref["url"])}">{text}</a></li>' if ref.get("url") else f"<li>{text}</li>")
+        parts.append(f"<p><strong>References:</strong></p><ul>{''.join(refs)}</ul>")
+    if runbook:
+        parts.append(f'<p><a href="{escape(runbook)}#{escape(cid)}">Runbook: how to fix {_name(cid)} '
+                     "now and across reboots</a></p>")
+    return f'<div class="about">{"".join(parts)}</div>' if parts else ""
+
+
+def _check_section(r: dict, check, runbook: str | None) -> str:
+    cid = r["check"]
+    shown = [o for o in r["objects"] if o["status"] not in ("pass", "notapplicable")]
+    quiet = [o for o in r["objects"] if o["status"] in ("pass", "notapplicable")]
+    body = _table(_object_rows(shown)) if shown else ""
+    if quiet:
+        table = _table(_object_rows(quiet, with_fix=False), fix_column=False)
+        label = f"{len(quiet)} passing object{'s' if len(quiet) != 1 else ''}" if any(
+            o["status"] == "pass" for o in quiet) else "not applicable"
+        body += table if not shown and len(quiet) <= 4 else f"<details><summary>{label}</summary>{table}</details>"
+    return (f'<section id="check-{escape(cid)}">\n'
+            f'<h2>{_badge(r["status"])} {escape(r["title"])} <span class="id">{_name(cid)}</span>'
+            f' <span class="sev sev-{escape(r["severity"])}">{escape(r["severity"])}</span></h2>\n'
+            f"{_about(check, runbook, cid)}\n{body}\n</section>")
+
+
+def _fix_first(results: list[dict], runbook: str | None) -> str:
+    todo = [r for r in results if r["status"] in _ACTION]
+    if not todo:
+        return ('<section class="fixfirst" id="fix-first"><h2>Fix first</h2>'
+                "<p>Nothing fails or errors: no action needed.</p></section>")
+    items = []
+    for r in todo:
+        bad = [o for o in r["objects"] if o["status"] in _ACTION]
+        fixes: dict[str, list[str]] = {}
+        for o in bad:
+            fix = split_fix(str(o["message"]))[1]
+            if fix:
+                nics = fixes.setdefault(fix, [])
+                if _nic(str(o["object"])) not in nics:
+                    nics.append(_nic(str(o["object"])))
+        fix_html = "".join(f"<li><code>{escape(f)}</code> <small>({', '.join(_name(n) for n in nics)})</small></li>"
+                           for f, nics in fixes.items())
+        link = f' &middot; <a href="{escape(runbook)}#{escape(r["check"])}">runbook</a>' if runbook else ""
+        items.append(f'<li><span class="sev sev-{escape(r["severity"])}">{escape(r["severity"])}</span> '
+                     f'<a href="#check-{escape(r["check"])}">{escape(r["title"])}</a> '
+                     f'{_badge(r["status"])} <small>{len(bad)} object{"s" if len(bad) != 1 else ""}</small>{link}'
+                     + (f"<ul>{fix_html}</ul>" if fix_html else "") + "</li>")
+    return (f'<section class="fixfirst" id="fix-first"><h2>Fix first</h2>\n<ol>\n' + "\n".join(items)
+            + "\n</ol></section>")
+
+
+def default_runbook() -> str | None:
+    from ..content import shipped_dir
+    docs = shipped_dir("docs")
+    path = os.path.join(docs, "runbook.md") if docs else None
+    return "file://" + path if path and os.path.isfile(path) else None
+
+
+def render_html(result: ScanResult, content=None, runbook_url: str | None = None) -> str:
     d = to_dict(result)
+    runbook = runbook_url or default_runbook()
     host = d["host"] or {}
     hostname = host.get("hostname", "unknown host")
     started = dt.datetime.fromtimestamp(d["scan"]["started_at"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     summary = "".join(f'<li>{_badge(s)} {d["summary"].get(s, 0)}</li>' for s in _STATUSES)
-    results = sorted(d["results"], key=lambda r: _ORDER.get(r["status"], 9))  # stable: content order within
+    results = sorted(d["results"], key=_rank)  # stable: content order within a rank
     hostline = (f'{escape(hostname)} &middot; {escape(str(host.get("platform", "")))} &middot; '
                 f'{escape(str(host.get("os", "")))} &middot; kernel {escape(str(host.get("kernel", "")))}'
                 if host else "host unknown")
     verdict = "compliant" if result.compliant else "not compliant"
-    sections = "\n".join(_check_section(r) for r in results)
+    checks = content.checks if content is not None else {}
+    sections = "\n".join(_check_section(r, checks.get(r["check"]), runbook) for r in results)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -90,6 +228,7 @@ def render_html(result: ScanResult) -> str:
 <ul class="summary">{summary}</ul>
 </header>
 <main>
+{_fix_first(results, runbook)}
 {sections}
 </main>
 <footer>{escape(d["tool"])} {escape(d["version"])} &middot; content digest {escape(str(d["content_digest"]))}</footer>
