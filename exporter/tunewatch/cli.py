@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tailoring", metavar="FILE")
     p.add_argument("--waivers", metavar="FILE")
     _content_args(p)
+    from .outputs import goss
+    from .remediate import command as remediate
+    goss.add_parser(sub, _scan_args)
+    remediate.add_parser(sub, _scan_args)
     return parser
 
 
@@ -212,7 +216,8 @@ def cmd_validate(args) -> int:
 
 
 COMMANDS = {"scan": cmd_scan, "serve": cmd_serve, "collect": cmd_collect, "checks": cmd_checks,
-            "profiles": cmd_profiles, "validate-content": cmd_validate}
+            "profiles": cmd_profiles, "validate-content": cmd_validate,
+            "export": lambda args: args.run(args, _load), "remediate": lambda args: args.run(args, _load)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,3 @@
+"""`tunewatch remediate`: placeholder replaced below."""
+def add_parser(subparsers, scan_args):
+    pass
