@@ -30,6 +30,7 @@ from .hostview import HostView
 
 ETHTOOL = "/usr/sbin/ethtool"
 SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
+SECTION_QUERY = {"channels": "-l", "rings": "-g", "coalesce": "-c", "features": "-k"}
 LABELS = {"channels": {"rx": "RX", "tx": "TX", "other": "Other", "combined": "Combined"},
           "rings": {"rx": "RX", "rx-mini": "RX Mini", "rx-jumbo": "RX Jumbo", "tx": "TX"}}
 IRQ_SCRIPT = "usr/local/sbin/tunewatch-irq-affinity"
@@ -199,7 +200,7 @@ def tuned_profile(ctx: Context, sel, result):
 
 def _probe(section: str, iface: str, key: str) -> str:
     label = LABELS.get(section, {}).get(key, key)
-    return f"tw_ethtool_value {SECTION_OPTION[section]} {iface} {shlex.quote(label)}"
+    return f"tw_ethtool_value {SECTION_QUERY[section]} {iface} {shlex.quote(label)}"
 
 
 def nic_channels(ctx: Context, sel, result):
