@@ -139,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shell", choices=("bash", "zsh", "tcsh"))
     _content_args(p)
+    from .outputs import goss
+    from .remediate import command as remediate
+    goss.add_parser(sub, _scan_args)
+    remediate.add_parser(sub, _scan_args)
     return parser
 
 
@@ -373,7 +377,8 @@ def _all_actions(parser: argparse.ArgumentParser):
 
 COMMANDS = {"scan": cmd_scan, "serve": cmd_serve, "collect": cmd_collect, "checks": cmd_checks,
             "profiles": cmd_profiles, "validate-content": cmd_validate, "paths": cmd_paths,
-            "completion": cmd_completion}
+            "completion": cmd_completion,
+            "export": lambda args: args.run(args, _load), "remediate": lambda args: args.run(args, _load)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,97 @@
+"""The plan as an Ansible playbook (ansible-core builtin modules only).
+
+Files are written with `copy`, `lineinfile` and `replace` under `{{ tunewatch_root }}` (empty:
+the managed host itself), units with `systemd_service`; runtime steps are shell tasks guarded
+by a probe of the current value, tagged `runtime` and skipped when `tunewatch_root` is set.
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from .. import __version__
+from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, MaskUnit, Note, Plan,
+                    WriteFile)
+
+ROOT = "{{ tunewatch_root }}"
+LIVE = "tunewatch_root == ''"
+COPY = "tunewatch_root != ''"
+ETHTOOL_VALUE = r'''tw_ethtool_value() {
+    ethtool "$1" "$2" 2>/dev/null | LABEL="$3" awk '
+        /^Pre-set maximums/ { skip = 1 } /^Current hardware settings/ { skip = 0 }
+        { line = $0; sub(/^[[:space:]]+/, "", line) }
+        !skip && index(line, ENVIRON["LABEL"] ":") == 1 {
+            sub(/^[^:]*:[[:space:]]*/, "", line); split(line, w, /[[:space:]]+/); print w[1]; exit }'
+}
+tw_write() { printf '%s\n' "$2" > "$1"; }
+'''
+
+
+def _python_re(ere: str) -> str:
+    """POSIX ERE (the bash output's dialect) to Python's re, which lineinfile uses."""
+    return ere.replace("[:space:]", r"\s")
+
+
+def _quote(words) -> str:
+    import shlex
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _shell(script: str) -> dict:
+    return {"ansible.builtin.shell": {"cmd": script, "executable": "/bin/bash"},
+            "register": "tw_result", "changed_when": "'TUNEWATCH_CHANGED' in tw_result.stdout"}
+
+
+def _tasks(step) -> list[dict]:
+    a = step.action
+    name = f"[{step.phase}] {step.check} {step.object}: {' '.join(step.summary.split())}"
+    if isinstance(a, Command):
+        probe = a.probe or "false"
+        script = (ETHTOOL_VALUE + f"now=$({probe} 2>/dev/null || true)\n"
+                  f"if [ \"$now\" != {_quote([a.want or ''])} ]; then {_quote(a.argv)}; echo TUNEWATCH_CHANGED; fi\n")
+        return [{"name": name, **_shell(script), "when": LIVE, "tags": [RUNTIME]}]
+    if isinstance(a, WriteFile):
+        return [{"name": name, "ansible.builtin.copy": {"dest": f"{ROOT}/{a.path}", "content": a.content + "\n",
+                                                         "mode": a.mode, "owner": "root", "group": "root"},
+                 "tags": [PERSISTENT]}]
+    if isinstance(a, EnsureLine):
+        return [{"name": name, "ansible.builtin.lineinfile": {"path": f"{ROOT}/{a.path}", "regexp": _python_re(a.regex),
+                                                               "line": a.line, "create": True, "mode": a.mode},
+                 "tags": [PERSISTENT]}]
+    if isinstance(a, CommentOut):
+        return [{"name": name, "ansible.builtin.replace": {"path": f"{ROOT}/{a.path}",
+                                                            "regexp": f"({_python_re(a.regex)}.*)$",
+                                                            "replace": r"# disabled by tunewatch: \1"},
+                 "tags": [PERSISTENT]}]
+    if isinstance(a, (MaskUnit, EnableUnit)):
+        masking = isinstance(a, MaskUnit)
+        live = {"name": a.unit, "enabled": not masking, "masked": masking,
+                "state": "stopped" if masking else "started"}
+        verb = "disable" if masking else "enable"
+        offline = (f"if systemctl --root={ROOT} is-enabled {a.unit} 2>/dev/null | grep -qx {'masked' if masking else 'enabled'}; "
+                   f"then exit 0; fi\nsystemctl --root={ROOT} {verb} {a.unit} || true\n"
+                   + (f"systemctl --root={ROOT} mask {a.unit}\n" if masking else "") + "echo TUNEWATCH_CHANGED\n")
+        return [{"name": name, "ansible.builtin.systemd_service": live, "when": LIVE, "tags": [PERSISTENT]},
+                {"name": name + " (copy under tunewatch_root)", **_shell(offline), "when": COPY, "tags": [PERSISTENT]}]
+    raise TypeError(a)
+
+
+def render_ansible(plan: Plan) -> str:
+    changes = [f"#   [{s.phase}] {s.check} {s.object}: {' '.join(s.summary.split())}"
+               for s in plan.steps if s.phase != MANUAL] or ["#   nothing: no check failed"]
+    manual = [f"#   {s.check} {s.object}: {' '.join(s.action.text.split())}"
+              for s in plan.phase(MANUAL) if isinstance(s.action, Note)]
+    head = [f"# tunewatch {__version__} remediation for {plan.host} (profile {plan.profile}, scan of {plan.root})",
+            "# It fixes only the checks that failed in that scan. Review it before running it.",
+            "# -e tunewatch_root=DIR applies the persistent part to a copy of the host's files under DIR;",
+            "# --tags runtime / --tags persistent picks a phase. Every task is idempotent.",
+            "#", "# What it changes:", *changes]
+    if manual:
+        head += ["#", "# Left to you (not automated):", *manual]
+    tasks = [t for phase in (RUNTIME, PERSISTENT) for step in plan.phase(phase) for t in _tasks(step)]
+    play = [{"name": f"tunewatch remediation for {plan.host} ({plan.profile})", "hosts": "all", "become": True,
+             "gather_facts": False, "vars": {"tunewatch_root": ""}, "tasks": tasks}]
+    body = yaml.safe_dump(play, sort_keys=False, width=120, default_flow_style=False)
+    return "\n".join(head) + "\n---\n" + re.sub(r"^", "", body)

@@ -1,0 +1,177 @@
+"""The plan as a bash script (shellcheck clean, idempotent, root-relative).
+
+Every file path is written as "$R/<path>" where R=${TUNEWATCH_ROOT:-}, so the script can be
+applied to a copy of a snapshot. Runtime steps change the running kernel and services, so
+they run only against the live host: by default both phases run when TUNEWATCH_ROOT is
+empty and only the persistent phase when it is set; TUNEWATCH_APPLY="runtime" (or
+"persistent") picks one.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from .. import __version__
+from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, MaskUnit, Note, Plan,
+                    WriteFile)
+
+PRELUDE = r'''set -euo pipefail
+R=${TUNEWATCH_ROOT:-}
+R=${R%/}
+if [ -z "${TUNEWATCH_APPLY:-}" ]; then
+    if [ -n "$R" ]; then TUNEWATCH_APPLY=persistent; else TUNEWATCH_APPLY="runtime persistent"; fi
+fi
+changed=0
+
+tw_say() { printf 'tunewatch: %s\n' "$*"; }
+tw_phase() { case " $TUNEWATCH_APPLY " in *" $1 "*) return 0 ;; esac; return 1; }
+tw_changed() { changed=$((changed + 1)); tw_say "$*"; }
+
+# tw_ethtool_value OPTION IFACE LABEL: the current value ("Current hardware settings" block)
+tw_ethtool_value() {
+    ethtool "$1" "$2" 2>/dev/null | LABEL="$3" awk '
+        /^Pre-set maximums/ { skip = 1 } /^Current hardware settings/ { skip = 0 }
+        { line = $0; sub(/^[[:space:]]+/, "", line) }
+        !skip && index(line, ENVIRON["LABEL"] ":") == 1 {
+            sub(/^[^:]*:[[:space:]]*/, "", line); split(line, w, /[[:space:]]+/); print w[1]; exit }'
+}
+
+# tw_run PROBE WANT CMD...: run CMD unless the shell snippet PROBE prints WANT
+tw_run() {
+    local probe=$1 want=$2 now
+    shift 2
+    now=$(eval "$probe" 2>/dev/null || true)
+    if [ "$now" = "$want" ]; then return 0; fi
+    "$@"
+    tw_changed "ran $* (was ${now:-unknown})"
+}
+
+# tw_write FILE VALUE: write VALUE to a kernel file (sysfs, procfs)
+tw_write() { printf '%s\n' "$2" > "$1"; }
+
+# tw_file PATH MODE CONTENT: PATH under the root holds exactly CONTENT (mode MODE, owner root)
+tw_file() {
+    local path="$R/$1" mode=$2 content=$3
+    if [ -f "$path" ] && [ "$(cat "$path")" = "$content" ] && [ "$(stat -c %a "$path")" = "${mode#0}" ]; then
+        return 0
+    fi
+    mkdir -p "$(dirname "$path")"
+    printf '%s\n' "$content" > "$path.tunewatch-new"
+    chmod "$mode" "$path.tunewatch-new"
+    if [ "$(id -u)" = 0 ]; then chown 0:0 "$path.tunewatch-new"; fi
+    mv -f "$path.tunewatch-new" "$path"
+    tw_changed "wrote /$1"
+}
+
+# tw_line PATH REGEX LINE MODE: the first line matching REGEX (ERE) becomes LINE, later ones go;
+# LINE is appended when none matches
+tw_line() {
+    local path="$R/$1" regex=$2 line=$3 mode=$4
+    if [ -f "$path" ] && grep -qxF -- "$line" "$path" && [ "$(grep -cE -- "$regex" "$path")" = 1 ]; then
+        return 0
+    fi
+    if [ ! -e "$path" ]; then
+        mkdir -p "$(dirname "$path")"
+        install -m "$mode" /dev/null "$path"
+    fi
+    if grep -qE -- "$regex" "$path"; then
+        RE=$regex LINE=$line awk '$0 ~ ENVIRON["RE"] { if (!done) print ENVIRON["LINE"]; done = 1; next } { print }' \
+            "$path" > "$path.tunewatch-new"
+        cat "$path.tunewatch-new" > "$path"
+        rm -f "$path.tunewatch-new"
+    else
+        printf '%s\n' "$line" >> "$path"
+    fi
+    tw_changed "set /$1: $line"
+}
+
+# tw_comment PATH REGEX: keep lines matching REGEX (ERE) as comments
+tw_comment() {
+    local path="$R/$1" regex=$2
+    if [ ! -f "$path" ] || ! grep -qE -- "$regex" "$path"; then return 0; fi
+    RE=$regex awk '$0 ~ ENVIRON["RE"] { print "# disabled by tunewatch: " $0; next } { print }' \
+        "$path" > "$path.tunewatch-new"
+    cat "$path.tunewatch-new" > "$path"
+    rm -f "$path.tunewatch-new"
+    tw_changed "commented out $regex in /$1"
+}
+
+# tw_mask UNIT: disable (and stop, on the live host) and mask a unit
+tw_mask() {
+    if [ "$(readlink "$R/etc/systemd/system/$1" || true)" = /dev/null ] \
+        && ! find "$R/etc/systemd/system" -path "*.wants/$1" -print -quit 2>/dev/null | grep -q .; then
+        return 0
+    fi
+    if [ -n "$R" ]; then
+        systemctl --root="$R" disable "$1" 2>/dev/null || find "$R/etc/systemd/system" -path "*.wants/$1" -delete
+        systemctl --root="$R" mask "$1"
+    else
+        systemctl disable --now "$1" || true
+        systemctl mask "$1"
+    fi
+    tw_changed "disabled and masked $1"
+}
+
+# tw_enable UNIT: enable (and start, on the live host) a unit
+tw_enable() {
+    if find "$R/etc/systemd/system" -path "*.wants/$1" -print -quit 2>/dev/null | grep -q .; then return 0; fi
+    if [ -n "$R" ]; then systemctl --root="$R" enable "$1"; else systemctl enable --now "$1"; fi
+    tw_changed "enabled $1"
+}
+'''
+
+
+def _q(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _line(action) -> str:
+    if isinstance(action, Command):
+        return f"tw_run {_q(action.probe or 'false')} {_q(action.want or '')} {' '.join(_q(a) for a in action.argv)}"
+    if isinstance(action, WriteFile):
+        return f"tw_file {_q(action.path)} {action.mode} {_q(action.content)}"
+    if isinstance(action, EnsureLine):
+        return f"tw_line {_q(action.path)} {_q(action.regex)} {_q(action.line)} {action.mode}"
+    if isinstance(action, CommentOut):
+        return f"tw_comment {_q(action.path)} {_q(action.regex)}"
+    if isinstance(action, MaskUnit):
+        return f"tw_mask {_q(action.unit)}"
+    if isinstance(action, EnableUnit):
+        return f"tw_enable {_q(action.unit)}"
+    raise TypeError(action)
+
+
+def _comment(text: str) -> str:
+    return " ".join(text.split())
+
+
+def render_bash(plan: Plan) -> str:
+    out = ["#!/bin/bash",
+           "# shellcheck disable=SC2016  # file contents below are written literally, $ and all",
+           f"# tunewatch {__version__} remediation for {plan.host} (profile {plan.profile}, scan of {plan.root})",
+           "# It fixes only the checks that failed in that scan. Review it before running it as root.",
+           "# TUNEWATCH_ROOT=DIR applies the persistent part to a copy of the host's files under DIR;",
+           "# TUNEWATCH_APPLY=runtime|persistent picks a phase (default: both on /, persistent under DIR).",
+           "# Running it again changes nothing that is already right.",
+           "#", "# What it changes:"]
+    for step in plan.steps:
+        if step.phase != MANUAL:
+            out.append(f"#   [{step.phase}] {step.check} {step.object}: {_comment(step.summary)}")
+    manual = plan.phase(MANUAL)
+    if manual:
+        out += ["#", "# Left to you (not automated):"]
+        out += [f"#   {s.check} {s.object}: {_comment(s.action.text)}" for s in manual if isinstance(s.action, Note)]
+    if not plan.steps:
+        out.append("#   nothing: no check failed")
+    out += [PRELUDE]
+    for phase in (RUNTIME, PERSISTENT):
+        steps = plan.phase(phase)
+        if not steps:
+            continue
+        out.append(f"if tw_phase {phase}; then")
+        for step in steps:
+            out.append(f"    # {step.check} {step.object}: {_comment(step.summary)}")
+            out.append("    " + _line(step.action))
+        out.append("fi")
+    out.append('tw_say "$changed change(s)"')
+    return "\n".join(out) + "\n"

@@ -1,0 +1,36 @@
+"""`tunewatch remediate --format bash|ansible`: a fix for the failed checks of one scan.
+
+It prints (or writes) a script; it never runs it and never changes the host it scans.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .hostview import scan_host
+
+
+def add_parser(subparsers, scan_args) -> None:
+    p = subparsers.add_parser("remediate", help="write a bash script or Ansible playbook that fixes the failed checks")
+    scan_args(p)
+    p.add_argument("--format", choices=("bash", "ansible"), default="bash", help="output format (default: bash)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout (bash: mode 0755)")
+    p.set_defaults(run=run)
+
+
+def run(args, load) -> int:
+    from .ansible import render_ansible
+    from .bash import render_bash
+    from .plan import build_plan
+    content, profile, waivers = load(args)
+    plan = build_plan(scan_host(content, profile, args.root, waivers))
+    text = render_bash(plan) if args.format == "bash" else render_ansible(plan)
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(text)
+    if args.format == "bash":
+        os.chmod(args.output, 0o755)
+    return 0

@@ -1,0 +1,37 @@
+"""One scan of one root together with the facts it was judged on.
+
+`tunewatch export goss` and `tunewatch remediate` both need the verdicts (which objects
+failed) and the facts behind them (which file configures a sysctl, which mechanism the host
+uses for NIC settings). The facts are read through the same `Facts` cache the engine uses.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .. import engine
+from ..content import ResolvedProfile, SelectedCheck
+from ..errors import ContentError
+from ..facts.context import Facts
+from ..fs import FS
+
+
+@dataclass
+class HostView:
+    result: engine.ScanResult
+    profile: ResolvedProfile
+    facts: Facts
+
+    def selected(self, check_id: str) -> SelectedCheck:
+        return next(sel for sel in self.profile.checks if sel.check.id == check_id)
+
+
+def scan_host(content, profile: ResolvedProfile, root: str, waivers=None) -> HostView:
+    if not os.path.isdir(root):
+        raise ContentError(root, "--root is not a directory")
+    result = engine.scan(content, profile, root, waivers)
+    params: dict[str, str] = {}
+    for sel in profile.checks:
+        params.update(sel.vars.get("module_params", {}))
+    return HostView(result, profile, Facts(FS(root), params))

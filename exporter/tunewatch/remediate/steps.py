@@ -1,0 +1,88 @@
+"""What a remediation does, independent of the output format.
+
+A `Step` belongs to one failed (check, object) and one phase: `runtime` changes the running
+kernel or services now, `persistent` changes files so the setting comes back at boot,
+`manual` is a note for what must not be automated (a remount under load, a hypervisor
+setting). Every action is idempotent by construction: runtime commands are guarded by a
+probe of the current value, file actions compare before they write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RUNTIME, PERSISTENT, MANUAL = "runtime", "persistent", "manual"
+
+
+@dataclass(frozen=True)
+class Command:
+    """Run `argv` on the live host unless `probe` (a shell snippet printing the current
+    value) already prints `want`. Never run against a copy of a snapshot."""
+    argv: tuple[str, ...]
+    probe: str | None = None
+    want: str | None = None
+
+
+@dataclass(frozen=True)
+class WriteFile:
+    """`path` (relative to the root) holds exactly `content`, with `mode`, owned by root."""
+    path: str
+    content: str
+    mode: str = "0644"
+
+
+@dataclass(frozen=True)
+class EnsureLine:
+    """The first line matching `regex` (POSIX ERE) becomes `line`, later matches are dropped;
+    `line` is appended when nothing matches. The file is created (mode `mode`) if missing."""
+    path: str
+    regex: str
+    line: str
+    mode: str = "0644"
+
+
+@dataclass(frozen=True)
+class CommentOut:
+    """Lines matching `regex` (POSIX ERE, anchored so that commented lines do not match)
+    are kept as comments."""
+    path: str
+    regex: str
+
+
+@dataclass(frozen=True)
+class MaskUnit:
+    """`systemctl disable` and `systemctl mask` (with `--root` on a copy of a snapshot)."""
+    unit: str
+
+
+@dataclass(frozen=True)
+class EnableUnit:
+    unit: str
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+
+
+Action = Command | WriteFile | EnsureLine | CommentOut | MaskUnit | EnableUnit | Note
+
+
+@dataclass(frozen=True)
+class Step:
+    check: str
+    object: str
+    phase: str
+    summary: str
+    action: Action
+
+
+@dataclass
+class Plan:
+    host: str
+    profile: str
+    root: str
+    steps: list[Step] = field(default_factory=list)
+
+    def phase(self, phase: str) -> list[Step]:
+        return [s for s in self.steps if s.phase == phase]
