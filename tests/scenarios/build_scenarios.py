@@ -1057,6 +1057,10 @@ done
     r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Driver=!vmxnet3").replace(
         "RxMiniBufferSize=0\n", ""))
     r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = vm("filestat_not_json.error", "a snapshot whose filestat.json is not JSON: owner and mode are unknown, "
+           "so the keyfile can be neither credited nor refused")
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512), mode=0o600)
+    r.write("filestat.json", "{etc/NetworkManager: 0600\n")
     # -- the consumer must start at boot
     r = persist_az("suse_ifcfg_wicked_not_enabled.fail", net="NetworkManager.service",
                    desc="ifcfg-eth0 and ifcfg-enP1s1 set the queues, but wicked.service (their only reader) is not "

@@ -165,6 +165,8 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]
         if not settings and not unknown:
             continue
         bound = [n for n, d in devices.items() if _nm_binds(conf, d)]
+        if not bound:
+            continue  # bound to no interface here (or to none at all: NM picks any free device, not judged)
         targets = tuple(n for n in bound if n not in unmanaged)
         for n in bound:
             if n in unmanaged:
