@@ -1080,6 +1080,31 @@ done
             "[connection]\nid=enP1s1\ntype=ethernet\ninterface-name=enP1s1\n\n[ethtool]\nchannels-combined=16\n",
             mode=0o600)
     filestat(r, {KEYFILE.format(i="enP1s1"): SECURE})
+    r = vm("link_without_match_applies_to_all.pass",
+           "a .link without [Match] matches every interface (systemd.link(5): \"the file will match all interfaces "
+           "and systemd-udevd warns about that\")", nics=TWO_NICS, objects={"ens192": "pass", "ens224": "pass"})
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="").replace("[Match]\n\n", "").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = vm("link_match_path_other_nic.fail", "Path=pci-0000:13:00.0 (ID_PATH) names ens224's slot, not ens192's",
+           objects={"ens192": "fail"})
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Path=pci-0000:13:00.0").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = vm("link_match_path.pass", "Path=pci-0000:0b:00.0 matches ens192 by its ID_PATH")
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Path=pci-0000:0b:00.0").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = persist_az("udev_rule_env_id_net_driver.pass",
+                   "ENV{ID_NET_DRIVER}==\"mlx5_core\" (udev's net driver property) selects the VF",
+                   objects={"enP1s1": "pass"})
+    r.write("etc/udev/rules.d/81-accelnet-queues.rules",
+            'ACTION=="add", SUBSYSTEM=="net", ENV{ID_NET_DRIVER}=="mlx5_core", '
+            'RUN+="/usr/sbin/ethtool -L $kernel combined 16"\n')
+    r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
+    r = persist_az("udev_rule_not_equal_excludes.fail",
+                   "DRIVERS!=\"mlx5_core\" excludes every device below an mlx5 function", objects={"enP1s1": "fail"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", VF_DRIVER_RULE.replace("DRIVERS==", "DRIVERS!="))
     # -- seed 003: set_best_affinity.ksh at start-up sets the AN queues to the node's CPUs
     r = sas_best_affinity("set_best_affinity_at_boot.pass", K, C,
                           "an enabled unit runs set_best_affinity.ksh at start-up (seed 003)", enabled=True)
