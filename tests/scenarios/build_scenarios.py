@@ -1061,7 +1061,25 @@ done
            "so the keyfile can be neither credited nor refused")
     r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512), mode=0o600)
     r.write("filestat.json", "{etc/NetworkManager: 0600\n")
-    # -- the consumer must start at boot
+    # -- the consumer must start at boot, and set the interface up at boot
+    r = persist_az("suse_ifcfg_startmode_manual.fail",
+                   "ifcfg-enP1s1 has no STARTMODE: ifcfg(5) default \"manual\" is not set up at boot",
+                   objects={"enP1s1": "fail"})
+    r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
+    r.write("etc/sysconfig/network/ifcfg-enP1s1", "BOOTPROTO='none'\nETHTOOL_OPTIONS='-L enP1s1 combined 16'\n")
+    r = vm("rhel_ifcfg_onboot_no.fail", "ETHTOOL_OPTS in an ifcfg with ONBOOT=no: not activated at boot")
+    r.write("etc/sysconfig/network-scripts/ifcfg-ens192", IFCFG_RHEL.format(i="ens192").replace(
+        "ONBOOT=yes", "ONBOOT=no") + 'ETHTOOL_OPTS="-C ens192 rx-usecs 25; -K ens192 lro off; '
+        '-G ens192 rx 512 rx-mini 0 tx 512"\n')
+    r = vm("keyfile_autoconnect_false.fail", "a 0600 keyfile with autoconnect=false: not activated at boot")
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512).replace(
+        "interface-name=ens192\n", "interface-name=ens192\nautoconnect=false\n"), mode=0o600)
+    filestat(r, {KEYFILE.format(i="ens192"): SECURE})
+    r = vm("keyfile_in_run_is_not_persistent.fail",
+           "the keyfile is in /run/NetworkManager/system-connections: an in-memory profile, gone after a reboot")
+    r.write("run/NetworkManager/system-connections/ens192.nmconnection", NM_KEYFILE.format(i="ens192", rx=512),
+            mode=0o600)
+    filestat(r, {"run/NetworkManager/system-connections/ens192.nmconnection": SECURE})
     r = persist_az("suse_ifcfg_wicked_not_enabled.fail", net="NetworkManager.service",
                    desc="ifcfg-eth0 and ifcfg-enP1s1 set the queues, but wicked.service (their only reader) is not "
                         "enabled: NetworkManager runs instead", objects={"eth0": "fail", "enP1s1": "fail"})

@@ -55,7 +55,9 @@ class PersistedEthtool:
 
 LINK_DIRS = ("etc/systemd/network", "run/systemd/network", "usr/local/lib/systemd/network",
              "usr/lib/systemd/network", "lib/systemd/network")
-NM_DIRS = ("etc/NetworkManager/system-connections", "run/NetworkManager/system-connections")
+# nm-settings-keyfile(5): /etc holds persistent profiles, /usr/lib read-only ones; profiles in
+# /run/NetworkManager/system-connections are in-memory and gone after a reboot
+NM_DIRS = ("etc/NetworkManager/system-connections", "usr/lib/NetworkManager/system-connections")
 NM_KEYS = {"channels-combined": "channels.combined", "channels-rx": "channels.rx", "channels-tx": "channels.tx",
            "channels-other": "channels.other", "ring-rx": "rings.rx", "ring-rx-mini": "rings.rx-mini",
            "ring-rx-jumbo": "rings.rx-jumbo", "ring-tx": "rings.tx", "coalesce-rx-usecs": "coalesce.rx-usecs",
@@ -83,6 +85,18 @@ def consumer_problem(fs: FS, units: tuple[str, ...], what: str) -> str | None:
 
 _IFCFG = (("etc/sysconfig/network", "ETHTOOL_OPTIONS", ("wicked.service",)),
           ("etc/sysconfig/network-scripts", "ETHTOOL_OPTS", ("NetworkManager.service", "network.service")))
+# ifcfg(5) (wicked): STARTMODE "manual*" is the default and is not set up at boot
+_BOOT_STARTMODES = {"auto", "onboot", "on", "boot", "hotplug", "nfsroot", "ifplugd"}
+
+
+def _not_at_boot(var: str, values: dict[str, str], iface: str) -> str | None:
+    if var == "ETHTOOL_OPTIONS":
+        mode = values.get("STARTMODE", "").strip().lower()
+        if mode not in _BOOT_STARTMODES:
+            return f"STARTMODE={mode or 'manual (the default)'}: wicked does not set {iface} up at boot"
+    elif values.get("ONBOOT", "yes").strip().lower() in ("no", "false", "0"):
+        return f"ONBOOT={values['ONBOOT']}: {iface} is not activated at boot"
+    return None
 
 
 # -- ifcfg ----------------------------------------------------------------------------
@@ -96,7 +110,8 @@ def _from_ifcfg(fs: FS, names: set[str]) -> list[PersistedEthtool]:
             values = parse_shell_assignments(fs.read_required(rel), rel)
             iface = values.get("DEVICE") or rel.rsplit("ifcfg-", 1)[1]
             commands = parse_ethtool_options(values.get(var, ""), iface, rel)
-            off = consumer_problem(fs, units, rel.rsplit("/", 1)[1]) if commands else None
+            off = (consumer_problem(fs, units, rel.rsplit("/", 1)[1]) or _not_at_boot(var, values, iface)) \
+                if commands else None
             for cmd in commands:
                 problem = off or cmd.problem
                 if not problem and cmd.interface not in (iface, None) and cmd.interface in names:
@@ -175,6 +190,8 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]
         st = file_stat(fs, rel)
         nm_off = nm_off or consumer_problem(fs, ("NetworkManager.service",), "a keyfile")
         problem = nm_off
+        if conf.get("connection", {}).get("autoconnect", "true").strip().lower() in ("false", "0", "no"):
+            problem = problem or "autoconnect=false: NetworkManager does not activate it at boot"
         if st is not None and (st.uid != 0 or st.mode & 0o077 or not st.regular):
             problem = (f"NetworkManager ignores {rel}: owner uid {st.uid}, mode {st.mode:04o} (a keyfile must be a "
                        f"regular file owned by root with no group/other permissions, e.g. 0600)")

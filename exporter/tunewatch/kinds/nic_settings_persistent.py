@@ -91,7 +91,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if elsewhere:
             notes.append(f"configured only for {iface.master or ', '.join(iface.lowers)} by {', '.join(elsewhere)}, "
                          f"which does not reach {iface.name}")
-        hint = ("; ".join(notes) + "; ") if notes else ""
+        hint = ("; ".join(dict.fromkeys(notes)) + "; ") if notes else ""
         return ObjectResult(iface.name, FAIL, want, "missing: " + ", ".join(missing),
                             f"{iface.name}: {', '.join(missing)} not configured for boot; {hint}configure "
                             f"{iface.name} itself (ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "
