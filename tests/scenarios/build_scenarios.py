@@ -818,7 +818,8 @@ def persist_az(name, desc, net="wicked.service", **meta) -> Root:
 def network_service(r: Root, unit: str | None, enabled: bool = True) -> None:
     """The network service that reads ifcfg/keyfiles at boot (wicked or NetworkManager)."""
     if unit:
-        bx.install_units(r, [unit] + (["NetworkManager-dispatcher.service"] if unit == "NetworkManager.service" else []))
+        extra = ["NetworkManager-dispatcher.service"] if unit == "NetworkManager.service" else []
+        bx.install_units(r, [unit, *extra])
         if enabled:
             bx.enable(r, unit)
 
@@ -975,14 +976,16 @@ def _nic_settings_persistent():
 /sbin/ethtool -L eth0 combined 16
 /sbin/ethtool -L enP1s1 combined 16
 """
-    r = persist_az("nm_dispatcher_script.pass", net="NetworkManager.service", desc="a dispatcher script (0755, root) runs ethtool -L for eth0 and enP1s1")
+    r = persist_az("nm_dispatcher_script.pass", net="NetworkManager.service",
+                   desc="a dispatcher script (0755, root) runs ethtool -L for eth0 and enP1s1")
     r.write(dispatch, both, mode=0o755)
     r = persist_az("dispatcher_group_writable.fail", net="NetworkManager.service", desc=
                    "the same script, mode 0775: NetworkManager-dispatcher(8) never runs a script writable by group",
                    objects={"eth0": "fail", "enP1s1": "fail"})
     r.write(dispatch, both, mode=0o755)
     filestat(r, {dispatch: {"mode": "0775", "uid": 0}})
-    r = persist_az("dispatcher_not_owned_by_root.fail", net="NetworkManager.service", desc="the same script owned by uid 1000: never run",
+    r = persist_az("dispatcher_not_owned_by_root.fail", net="NetworkManager.service",
+                   desc="the same script owned by uid 1000: never run",
                    objects={"eth0": "fail", "enP1s1": "fail"})
     r.write(dispatch, both, mode=0o755)
     filestat(r, {dispatch: {"mode": "0755", "uid": 1000}})
@@ -1348,7 +1351,8 @@ def _irq_affinity_persistent():
         return r
     r = scn("nm_dispatcher_set_irq_affinity.pass", "dispatcher script runs set_irq_affinity_cpulist.sh for the VF",
             objects={"enP1s1": "pass"})
-    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o755)
+    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth0", nic="enP1s1"),
+            mode=0o755)
     r = scn("systemd_unit_script_writes_smp_affinity_list.pass",
             "enabled unit names the VF; the script it runs writes smp_affinity_list")
     r.write("etc/systemd/system/pin-nic-irqs.service", PIN_UNIT.format(nic="enP1s1"))
@@ -1363,7 +1367,8 @@ def _irq_affinity_persistent():
             'RUN+="/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 enP1s1"\n')
     scn("no_mechanism.fail", "nothing pins the IRQs at boot")
     r = scn("other_nic_named.fail", "the dispatcher pins enP1s10 for eth1, not enP1s1 (eth0)")
-    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth1", nic="enP1s10"), mode=0o755)
+    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth1", nic="enP1s10"),
+            mode=0o755)
     r = scn("systemd_unit_in_usr_lib_enabled.pass",
             "a packaged unit in usr/lib/systemd/system, enabled through multi-user.target.wants")
     r.write("usr/lib/systemd/system/pin-nic-irqs.service", PIN_UNIT.format(nic="enP1s1"))

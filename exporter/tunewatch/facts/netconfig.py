@@ -204,7 +204,7 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]
 # -- systemd .link files ---------------------------------------------------------------
 
 _HOST_CONDITIONS = {"Host", "Virtualization", "KernelCommandLine", "KernelVersion", "Architecture", "Firmware",
-                    "Credential", "ConditionHost"}
+                    "Credential"}
 
 
 def _link_key_matches(key: str, values: tuple[str, ...], dev: NetDevice) -> bool:

@@ -16,12 +16,13 @@ from ..facts import netconfig
 from .base import FAIL, PASS, ObjectResult, Target
 
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
+_REGEX = {"type": "string", "format": "regex"}
 VARS_SCHEMA = {"type": "object", "required": ["patterns"], "additionalProperties": False,
-               "properties": {"patterns": {"type": "array", "minItems": 1, "items": {"type": "string", "format": "regex"}},
+               "properties": {"patterns": {"type": "array", "minItems": 1, "items": _REGEX},
                               "mechanisms": {"type": "array", "items": {"enum": _MECHANISMS}},
                               "resolving": {"type": "array", "items": {
                                   "type": "object", "required": ["pattern", "drivers"], "additionalProperties": False,
-                                  "properties": {"pattern": {"type": "string", "format": "regex"},
+                                  "properties": {"pattern": _REGEX,
                                                  "drivers": {"type": "array", "items": {"type": "string"}}}}}}}
 
 
