@@ -96,7 +96,9 @@ def _dispatcher_scripts(fs: FS) -> list[BootScript]:
             if off is False:
                 off = _dispatcher_off(fs)
             problem = off or _dispatcher_problem(fs, rel)
-            scripts.append(BootScript(rel, "nm-dispatcher", "" if problem else fs.read_text(rel) or "",
+            readable = fs.resolves(rel) and not fs.is_dir(rel)  # kept for messages even when never run
+            text = (fs.read_text(rel) or "") if readable else ""
+            scripts.append(BootScript(rel, "nm-dispatcher", text,
                                       f"NetworkManager-dispatcher never runs {rel}: {problem}" if problem else None))
     return scripts
 
