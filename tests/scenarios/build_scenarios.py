@@ -961,11 +961,28 @@ def _accelerated_networking():
     vmxnet3_nic(r, msi=range(59, 68))
 
 
-def persist_az(name, desc, **meta) -> Root:
+def persist_az(name, desc, net="wicked.service", **meta) -> Root:
     r = Root("nic_settings_persistent", name, "nic-settings-persistent", desc, **meta)
     azure_host(r)
     an_pair(r, msi=range(24, 33))
+    network_service(r, net)
     return r
+
+
+def network_service(r: Root, unit: str | None, enabled: bool = True) -> None:
+    """The network service that reads ifcfg/keyfiles at boot (wicked or NetworkManager)."""
+    if unit:
+        extra = ["NetworkManager-dispatcher.service"] if unit == "NetworkManager.service" else []
+        bx.install_units(r, [unit, *extra])
+        if enabled:
+            bx.enable(r, unit)
+
+
+AZURE_NM_UNMANAGED = """# Accelerated Networking on Azure exposes a new SRIOV interface to the VM.
+# This interface is transparently bonded to the synthetic interface,
+# so NetworkManager should just ignore any SRIOV interfaces.
+SUBSYSTEM=="net", DRIVERS=="hv_pci", ACTION!="remove", ENV{NM_UNMANAGED}="1"
+"""
 
 
 IFCFG_SUSE = "BOOTPROTO='dhcp'\nDHCLIENT6_MODE='managed'\nSTARTMODE='onboot'\nCLOUD_NETCONFIG_MANAGE='yes'\n"
@@ -1045,8 +1062,10 @@ def _nic_settings_persistent():
     r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 32'\n")
     persist_az("no_config.fail", "nothing configures the queue count", objects={"eth0": "fail", "enP1s1": "fail"})
 
-    def vm(name, desc, **meta):
-        return vmx_nic_scn(K, name, C, desc, **meta)
+    def vm(name, desc, net="NetworkManager.service", net_enabled=True, **meta):
+        r = vmx_nic_scn(K, name, C, desc, **meta)
+        network_service(r, net, net_enabled)
+        return r
     r = vm("rhel_ifcfg_ethtool_opts_semicolons.pass", "RHEL ifcfg ETHTOOL_OPTS with `;`-separated commands")
     r.write("etc/sysconfig/network-scripts/ifcfg-ens192", IFCFG_RHEL.format(i="ens192") +
             'ETHTOOL_OPTS="-C ens192 rx-usecs 25; -K ens192 lro off; -G ens192 rx 512 rx-mini 0 tx 512"\n')
@@ -1097,7 +1116,7 @@ def _nic_settings_persistent():
     r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512).replace(
         "coalesce-rx-usecs", "coalesce-rx-usec"), mode=0o600)
     filestat(r, {KEYFILE.format(i="ens192"): SECURE})
-    r = persist_az("keyfile_on_vf_not_master.fail",
+    r = persist_az("keyfile_on_vf_not_master.fail", net="NetworkManager.service", desc=
                    "only the VF's keyfile sets channels: it does not reach the hv_netvsc master",
                    objects={"enP1s1": "pass", "eth0": "fail"})
     r.write(KEYFILE.format(i="enP1s1"),
@@ -1111,18 +1130,20 @@ def _nic_settings_persistent():
 /sbin/ethtool -L eth0 combined 16
 /sbin/ethtool -L enP1s1 combined 16
 """
-    r = persist_az("nm_dispatcher_script.pass", "a dispatcher script (0755, root) runs ethtool -L for eth0 and enP1s1")
+    r = persist_az("nm_dispatcher_script.pass", net="NetworkManager.service",
+                   desc="a dispatcher script (0755, root) runs ethtool -L for eth0 and enP1s1")
     r.write(dispatch, both, mode=0o755)
-    r = persist_az("dispatcher_group_writable.fail",
+    r = persist_az("dispatcher_group_writable.fail", net="NetworkManager.service", desc=
                    "the same script, mode 0775: NetworkManager-dispatcher(8) never runs a script writable by group",
                    objects={"eth0": "fail", "enP1s1": "fail"})
     r.write(dispatch, both, mode=0o755)
     filestat(r, {dispatch: {"mode": "0775", "uid": 0}})
-    r = persist_az("dispatcher_not_owned_by_root.fail", "the same script owned by uid 1000: never run",
+    r = persist_az("dispatcher_not_owned_by_root.fail", net="NetworkManager.service",
+                   desc="the same script owned by uid 1000: never run",
                    objects={"eth0": "fail", "enP1s1": "fail"})
     r.write(dispatch, both, mode=0o755)
     filestat(r, {dispatch: {"mode": "0755", "uid": 1000}})
-    r = persist_az("dispatcher_resolves_vf.pass",
+    r = persist_az("dispatcher_resolves_vf.pass", net="NetworkManager.service", desc=
                    "the script runs for eth0 and finds its VF through the lower_* link: ethtool -L reaches enP1s1",
                    objects={"eth0": "pass", "enP1s1": "pass"})
     r.write(dispatch, """#!/bin/sh
@@ -1134,7 +1155,7 @@ for link in /sys/class/net/"$1"/lower_*; do
     /sbin/ethtool -L "$vf" combined 16
 done
 """, mode=0o750)
-    r = persist_az("dispatcher_usr_lib_masked_by_etc.fail",
+    r = persist_az("dispatcher_usr_lib_masked_by_etc.fail", net="NetworkManager.service", desc=
                    "usr/lib/NetworkManager/dispatcher.d/90-accelnet-tuning is hidden by the same name in /etc linked "
                    "to /dev/null", objects={"eth0": "fail", "enP1s1": "fail"})
     r.write("usr/lib/NetworkManager/dispatcher.d/90-accelnet-tuning", both, mode=0o755)
@@ -1193,6 +1214,72 @@ done
     r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Driver=!vmxnet3").replace(
         "RxMiniBufferSize=0\n", ""))
     r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = vm("filestat_not_json.error", "a snapshot whose filestat.json is not JSON: owner and mode are unknown, "
+           "so the keyfile can be neither credited nor refused")
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512), mode=0o600)
+    r.write("filestat.json", "{etc/NetworkManager: 0600\n")
+    # -- the consumer must start at boot, and set the interface up at boot
+    r = persist_az("suse_ifcfg_startmode_manual.fail",
+                   "ifcfg-enP1s1 has no STARTMODE: ifcfg(5) default \"manual\" is not set up at boot",
+                   objects={"enP1s1": "fail"})
+    r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
+    r.write("etc/sysconfig/network/ifcfg-enP1s1", "BOOTPROTO='none'\nETHTOOL_OPTIONS='-L enP1s1 combined 16'\n")
+    r = vm("rhel_ifcfg_onboot_no.fail", "ETHTOOL_OPTS in an ifcfg with ONBOOT=no: not activated at boot")
+    r.write("etc/sysconfig/network-scripts/ifcfg-ens192", IFCFG_RHEL.format(i="ens192").replace(
+        "ONBOOT=yes", "ONBOOT=no") + 'ETHTOOL_OPTS="-C ens192 rx-usecs 25; -K ens192 lro off; '
+        '-G ens192 rx 512 rx-mini 0 tx 512"\n')
+    r = vm("keyfile_autoconnect_false.fail", "a 0600 keyfile with autoconnect=false: not activated at boot")
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512).replace(
+        "interface-name=ens192\n", "interface-name=ens192\nautoconnect=false\n"), mode=0o600)
+    filestat(r, {KEYFILE.format(i="ens192"): SECURE})
+    r = vm("keyfile_in_run_is_not_persistent.fail",
+           "the keyfile is in /run/NetworkManager/system-connections: an in-memory profile, gone after a reboot")
+    r.write("run/NetworkManager/system-connections/ens192.nmconnection", NM_KEYFILE.format(i="ens192", rx=512),
+            mode=0o600)
+    filestat(r, {"run/NetworkManager/system-connections/ens192.nmconnection": SECURE})
+    r = persist_az("suse_ifcfg_wicked_not_enabled.fail", net="NetworkManager.service",
+                   desc="ifcfg-eth0 and ifcfg-enP1s1 set the queues, but wicked.service (their only reader) is not "
+                        "enabled: NetworkManager runs instead", objects={"eth0": "fail", "enP1s1": "fail"})
+    r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
+    r.write("etc/sysconfig/network/ifcfg-enP1s1", "STARTMODE='hotplug'\nETHTOOL_OPTIONS='-L enP1s1 combined 16'\n")
+    r = vm("keyfile_networkmanager_disabled.fail", "a good 0600 keyfile, but NetworkManager.service is not enabled",
+           net_enabled=False)
+    r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512), mode=0o600)
+    filestat(r, {KEYFILE.format(i="ens192"): SECURE})
+    r = persist_az("keyfile_vf_unmanaged_by_udev.fail", net="NetworkManager.service",
+                   desc="the VF's keyfile is never activated: Azure's 68-azure-sriov-nm-unmanaged.rules sets "
+                        "NM_UNMANAGED=1 for interfaces below hv_pci", objects={"enP1s1": "fail"})
+    r.rel_symlink(f"{bx.VMBUS}/4d2a7e90-7870-4c8e-a7f2-6045bd9c1e01/driver", "sys/bus/vmbus/drivers/hv_pci")
+    r.write("usr/lib/udev/rules.d/68-azure-sriov-nm-unmanaged.rules", AZURE_NM_UNMANAGED)
+    r.write(KEYFILE.format(i="enP1s1"),
+            "[connection]\nid=enP1s1\ntype=ethernet\ninterface-name=enP1s1\n\n[ethtool]\nchannels-combined=16\n",
+            mode=0o600)
+    filestat(r, {KEYFILE.format(i="enP1s1"): SECURE})
+    r = vm("link_without_match_applies_to_all.pass",
+           "a .link without [Match] matches every interface (systemd.link(5): \"the file will match all interfaces "
+           "and systemd-udevd warns about that\")", nics=TWO_NICS, objects={"ens192": "pass", "ens224": "pass"})
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="").replace("[Match]\n\n", "").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = vm("link_match_path_other_nic.fail", "Path=pci-0000:13:00.0 (ID_PATH) names ens224's slot, not ens192's",
+           objects={"ens192": "fail"})
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Path=pci-0000:13:00.0").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = vm("link_match_path.pass", "Path=pci-0000:0b:00.0 matches ens192 by its ID_PATH")
+    r.write("etc/systemd/network/10-vmxnet3.link", LINK_FILE.format(match="Path=pci-0000:0b:00.0").replace(
+        "RxMiniBufferSize=0\n", ""))
+    r.write("etc/udev/rules.d/85-vmxnet3-rx-mini.rules", RX_MINI_RULE)
+    r = persist_az("udev_rule_env_id_net_driver.pass",
+                   "ENV{ID_NET_DRIVER}==\"mlx5_core\" (udev's net driver property) selects the VF",
+                   objects={"enP1s1": "pass"})
+    r.write("etc/udev/rules.d/81-accelnet-queues.rules",
+            'ACTION=="add", SUBSYSTEM=="net", ENV{ID_NET_DRIVER}=="mlx5_core", '
+            'RUN+="/usr/sbin/ethtool -L $kernel combined 16"\n')
+    r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
+    r = persist_az("udev_rule_not_equal_excludes.fail",
+                   "DRIVERS!=\"mlx5_core\" excludes every device below an mlx5 function", objects={"enP1s1": "fail"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", VF_DRIVER_RULE.replace("DRIVERS==", "DRIVERS!="))
     # -- seed 003: set_best_affinity.ksh at start-up sets the AN queues to the node's CPUs
     r = sas_best_affinity("set_best_affinity_at_boot.pass", K, C,
                           "an enabled unit runs set_best_affinity.ksh at start-up (seed 003)", enabled=True)
@@ -1460,14 +1547,16 @@ DISPATCHER = """#!/bin/sh
 def _irq_affinity_persistent():
     K, C = "irq_affinity_persistent", "nic-irq-affinity-persistent"
 
-    def scn(name, desc, **meta):
+    def scn(name, desc, net="NetworkManager.service", **meta):
         r = Root(K, name, C, desc, **meta)
         azure_host(r)
         an_pair(r, msi=range(24, 33))
+        network_service(r, net)
         return r
     r = scn("nm_dispatcher_set_irq_affinity.pass", "dispatcher script runs set_irq_affinity_cpulist.sh for the VF",
             objects={"enP1s1": "pass"})
-    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o755)
+    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth0", nic="enP1s1"),
+            mode=0o755)
     r = scn("systemd_unit_script_writes_smp_affinity_list.pass",
             "enabled unit names the VF; the script it runs writes smp_affinity_list")
     r.write("etc/systemd/system/pin-nic-irqs.service", PIN_UNIT.format(nic="enP1s1"))
@@ -1482,7 +1571,8 @@ def _irq_affinity_persistent():
             'RUN+="/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 enP1s1"\n')
     scn("no_mechanism.fail", "nothing pins the IRQs at boot")
     r = scn("other_nic_named.fail", "the dispatcher pins enP1s10 for eth1, not enP1s1 (eth0)")
-    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth1", nic="enP1s10"), mode=0o755)
+    r.write("etc/NetworkManager/dispatcher.d/90-accelnet-irqs", DISPATCHER.format(master="eth1", nic="enP1s10"),
+            mode=0o755)
     r = scn("systemd_unit_in_usr_lib_enabled.pass",
             "a packaged unit in usr/lib/systemd/system, enabled through multi-user.target.wants")
     r.write("usr/lib/systemd/system/pin-nic-irqs.service", PIN_UNIT.format(nic="enP1s1"))
@@ -1521,6 +1611,10 @@ def _irq_affinity_persistent():
             'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
             'RUN+="/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 %k"\n')
     r.write("etc/udev/rules.d/95-local.rules", 'ACTION=="add", SUBSYSTEM=="net", RUN="/usr/bin/logger net $kernel"\n')
+    r = scn("dispatcher_networkmanager_not_enabled.fail",
+            "a valid dispatcher script, but NetworkManager.service is not enabled (wicked runs): nothing dispatches",
+            net="wicked.service")
+    r.write(dispatch, DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o755)
     sas_best_affinity("set_best_affinity_at_boot.pass", K, C,
                       "an enabled unit runs set_best_affinity.ksh at start-up (seed 003); it finds the AN VFs itself",
                       enabled=True)

@@ -26,7 +26,7 @@ from . import netconfig
 from .filestat import file_stat
 from .interfaces import read_interfaces
 from .netconfig import PersistedEthtool
-from .services import UNIT_DIRS, enabled_units
+from .services import UNIT_DIRS, enabled_units, read_unit_state
 from .udev import RULES_DIRS
 
 __all__ = ["BootScript", "PersistedEthtool", "boot_scripts", "persisted_ethtool"]
@@ -75,16 +75,30 @@ def _dispatcher_problem(fs: FS, rel: str) -> str | None:
     return None
 
 
+def _dispatcher_off(fs: FS) -> str | None:
+    """Dispatcher scripts run only when NetworkManager starts at boot and its dispatcher
+    service (D-Bus activated) is not masked."""
+    off = netconfig.consumer_problem(fs, ("NetworkManager.service",), "a dispatcher script")
+    if off is None and read_unit_state(fs, "NetworkManager-dispatcher.service").masked:
+        off = "NetworkManager-dispatcher.service is masked"
+    return off
+
+
 def _dispatcher_scripts(fs: FS) -> list[BootScript]:
     scripts = []
+    off: str | None | bool = False  # computed once, when there is a script
     for sub in ("", "/pre-up.d"):  # "up" runs the top directory, "pre-up" its pre-up.d
         chosen = fs.config_files((f"etc/NetworkManager/dispatcher.d{sub}",
                                   f"usr/lib/NetworkManager/dispatcher.d{sub}"), "*")
         for rel in chosen:
             if fs.is_dir(rel) and not fs.readlink(rel):
                 continue
-            problem = _dispatcher_problem(fs, rel)
-            scripts.append(BootScript(rel, "nm-dispatcher", "" if problem else fs.read_text(rel) or "",
+            if off is False:
+                off = _dispatcher_off(fs)
+            problem = off or _dispatcher_problem(fs, rel)
+            readable = fs.resolves(rel) and not fs.is_dir(rel)  # kept for messages even when never run
+            text = (fs.read_text(rel) or "") if readable else ""
+            scripts.append(BootScript(rel, "nm-dispatcher", text,
                                       f"NetworkManager-dispatcher never runs {rel}: {problem}" if problem else None))
     return scripts
 

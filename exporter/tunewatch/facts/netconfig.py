@@ -2,6 +2,9 @@
 
 Every entry names the interfaces it reaches (`targets`), judged the way its consumer
 binds configuration to a device; an entry with a `problem` applies nothing and says why:
+- Only a consumer that starts at boot applies anything: SUSE ifcfg needs wicked.service
+  enabled, RHEL ifcfg NetworkManager.service (ifcfg-rh plugin) or network.service, keyfiles
+  and dispatcher scripts NetworkManager.service (systemd unit state, facts/services.py).
 - ifcfg (SUSE wicked `ETHTOOL_OPTIONS`, RHEL `ETHTOOL_OPTS` read by NetworkManager's
   ifcfg-rh plugin): applies to the file's own interface (DEVICE=, else the name after
   `ifcfg-`); the interface word in each command is a placeholder both consumers skip
@@ -12,6 +15,8 @@ binds configuration to a device; an entry with a `problem` applies nothing and s
   `connection.interface-name`, `[ethernet] mac-address` (the permanent MAC), and the
   `[match]` `interface-name=` / `driver=` lists (`;`-separated globs, `!` negation, `&`
   mandatory, `|` optional, as nm-settings-nmcli(5)). Only the exact NM option names apply.
+  A device a udev rule marks `ENV{NM_UNMANAGED}="1"` (Azure images do so for the AN VF,
+  `68-azure-sriov-nm-unmanaged.rules`) is never activated by NetworkManager.
 - systemd .link files (systemd.link(5)): per interface, only the first matching file in
   lexical order of names applies.
 - udev rules (udev(7)): programs `RUN` collects for the device, `%k`/`$kernel` being it.
@@ -37,6 +42,7 @@ from . import udev
 from .filestat import file_stat
 from .interfaces import Interface
 from .netdevice import NetDevice, read_net_devices
+from .services import read_unit_state
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,9 @@ class PersistedEthtool:
 
 LINK_DIRS = ("etc/systemd/network", "run/systemd/network", "usr/local/lib/systemd/network",
              "usr/lib/systemd/network", "lib/systemd/network")
-NM_DIRS = ("etc/NetworkManager/system-connections", "run/NetworkManager/system-connections")
+# nm-settings-keyfile(5): /etc holds persistent profiles, /usr/lib read-only ones; profiles in
+# /run/NetworkManager/system-connections are in-memory and gone after a reboot
+NM_DIRS = ("etc/NetworkManager/system-connections", "usr/lib/NetworkManager/system-connections")
 NM_KEYS = {"channels-combined": "channels.combined", "channels-rx": "channels.rx", "channels-tx": "channels.tx",
            "channels-other": "channels.other", "ring-rx": "rings.rx", "ring-rx-mini": "rings.rx-mini",
            "ring-rx-jumbo": "rings.rx-jumbo", "ring-tx": "rings.tx", "coalesce-rx-usecs": "coalesce.rx-usecs",
@@ -66,18 +74,46 @@ _IFACE_ARG = re.compile(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
 _GUARD = re.compile(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
 
 
+def consumer_problem(fs: FS, units: tuple[str, ...], what: str) -> str | None:
+    """None when one of `units` starts at boot; else why `what` is never read."""
+    states = [read_unit_state(fs, u) for u in units]
+    if any(s.enabled for s in states):
+        return None
+    shown = ", ".join(f"{s.unit} is {s.state.replace('-', ' ')}" for s in states)
+    return f"{what} is read at boot only by {' or '.join(units)}, and {shown}"
+
+
+_IFCFG = (("etc/sysconfig/network", "ETHTOOL_OPTIONS", ("wicked.service",)),
+          ("etc/sysconfig/network-scripts", "ETHTOOL_OPTS", ("NetworkManager.service", "network.service")))
+# ifcfg(5) (wicked): STARTMODE "manual*" is the default and is not set up at boot
+_BOOT_STARTMODES = {"auto", "onboot", "on", "boot", "hotplug", "nfsroot", "ifplugd"}
+
+
+def _not_at_boot(var: str, values: dict[str, str], iface: str) -> str | None:
+    if var == "ETHTOOL_OPTIONS":
+        mode = values.get("STARTMODE", "").strip().lower()
+        if mode not in _BOOT_STARTMODES:
+            return f"STARTMODE={mode or 'manual (the default)'}: wicked does not set {iface} up at boot"
+    elif values.get("ONBOOT", "yes").strip().lower() in ("no", "false", "0"):
+        return f"ONBOOT={values['ONBOOT']}: {iface} is not activated at boot"
+    return None
+
+
 # -- ifcfg ----------------------------------------------------------------------------
 
 def _from_ifcfg(fs: FS, names: set[str]) -> list[PersistedEthtool]:
     found = []
-    for d, var in (("etc/sysconfig/network", "ETHTOOL_OPTIONS"), ("etc/sysconfig/network-scripts", "ETHTOOL_OPTS")):
+    for d, var, units in _IFCFG:
         for rel in fs.glob(d, "ifcfg-*"):
             if rel.endswith(("~", ".old", ".bak", ".orig", ".rpmnew", ".rpmsave", ".rpmorig", ".scpmbackup")):
                 continue  # ifcfg(5): files with these extensions are ignored
             values = parse_shell_assignments(fs.read_required(rel), rel)
             iface = values.get("DEVICE") or rel.rsplit("ifcfg-", 1)[1]
-            for cmd in parse_ethtool_options(values.get(var, ""), iface, rel):
-                problem = cmd.problem
+            commands = parse_ethtool_options(values.get(var, ""), iface, rel)
+            off = (consumer_problem(fs, units, rel.rsplit("/", 1)[1]) or _not_at_boot(var, values, iface)) \
+                if commands else None
+            for cmd in commands:
+                problem = off or cmd.problem
                 if not problem and cmd.interface not in (iface, None) and cmd.interface in names:
                     problem = (f"names {cmd.interface}, but {var} of {rel.rsplit('/', 1)[1]} configures {iface} "
                                f"(the interface word is a placeholder)")
@@ -135,16 +171,27 @@ def _nm_settings(section: dict, rel: str) -> tuple[dict[str, str], list[str]]:
     return settings, unknown
 
 
-def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice]) -> list[PersistedEthtool]:
+def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]) -> list[PersistedEthtool]:
     found = []
+    nm_off = None
     for rel in fs.config_files(NM_DIRS, "*.nmconnection"):
         conf = parse_ini(fs.read_required(rel), rel)
         settings, unknown = _nm_settings(conf.get("ethtool", {}), rel)
         if not settings and not unknown:
             continue
-        targets = tuple(n for n, d in devices.items() if _nm_binds(conf, d))
+        bound = [n for n, d in devices.items() if _nm_binds(conf, d)]
+        if not bound:
+            continue  # bound to no interface here (or to none at all: NM picks any free device, not judged)
+        targets = tuple(n for n in bound if n not in unmanaged)
+        for n in bound:
+            if n in unmanaged:
+                found.append(PersistedEthtool(rel, {}, (n,), f"a udev rule sets NM_UNMANAGED=1 for {n}: "
+                                                             f"NetworkManager never activates {rel} on it"))
         st = file_stat(fs, rel)
-        problem = None
+        nm_off = nm_off or consumer_problem(fs, ("NetworkManager.service",), "a keyfile")
+        problem = nm_off
+        if conf.get("connection", {}).get("autoconnect", "true").strip().lower() in ("false", "0", "no"):
+            problem = problem or "autoconnect=false: NetworkManager does not activate it at boot"
         if st is not None and (st.uid != 0 or st.mode & 0o077 or not st.regular):
             problem = (f"NetworkManager ignores {rel}: owner uid {st.uid}, mode {st.mode:04o} (a keyfile must be a "
                        f"regular file owned by root with no group/other permissions, e.g. 0600)")
@@ -157,7 +204,7 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice]) -> list[PersistedEt
 # -- systemd .link files ---------------------------------------------------------------
 
 _HOST_CONDITIONS = {"Host", "Virtualization", "KernelCommandLine", "KernelVersion", "Architecture", "Firmware",
-                    "Credential", "ConditionHost"}
+                    "Credential"}
 
 
 def _link_key_matches(key: str, values: tuple[str, ...], dev: NetDevice) -> bool:
@@ -228,18 +275,21 @@ def udev_device(fs: FS, dev: NetDevice) -> udev.UdevDevice:
     return udev.UdevDevice(values, reader(dev.rel), (me, *parents))
 
 
+def udev_outcomes(fs: FS, devices: dict[str, NetDevice]) -> dict[str, udev.UdevOutcome]:
+    files = udev.read_rules(fs)
+    return {name: udev.evaluate(files, udev_device(fs, d)) for name, d in devices.items()}
+
+
 def udev_programs(fs: FS, interfaces: dict[str, Interface]) -> dict[str, list[tuple[str, str, int]]]:
     """Per interface, the programs udev RUNs for its "add" event, with `%k` etc. replaced."""
-    files = udev.read_rules(fs)
-    devices = read_net_devices(fs, interfaces)
-    return {name: [(udev.substitute(p, name), src, line) for p, src, line in udev.evaluate(files, udev_device(fs, d)).run]
-            for name, d in devices.items()}
+    outcomes = udev_outcomes(fs, read_net_devices(fs, interfaces))
+    return {name: [(udev.substitute(p, name), src, line) for p, src, line in out.run] for name, out in outcomes.items()}
 
 
-def _from_udev(fs: FS, interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
+def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:
     found = []
-    for name, programs in udev_programs(fs, interfaces).items():
-        for program, source, line in programs:
+    for name, out in outcomes.items():
+        for program, source, line in ((udev.substitute(p, name), s, n) for p, s, n in out.run):
             for cmd in find_ethtool_commands(program, source):
                 found.append(_entry(f"{source}:{line}", cmd, (cmd.interface,) if cmd.interface else ()))
     return found
@@ -276,5 +326,7 @@ def _from_scripts(scripts, interfaces: dict[str, Interface]) -> list[PersistedEt
 
 def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
     devices = read_net_devices(fs, interfaces)
-    return (_from_ifcfg(fs, set(interfaces)) + _from_nm_keyfiles(fs, devices) + _from_link_files(fs, devices)
-            + _from_udev(fs, interfaces) + _from_scripts(scripts, interfaces))
+    outcomes = udev_outcomes(fs, devices)
+    unmanaged = {n for n, out in outcomes.items() if out.env.get("NM_UNMANAGED") == "1"}
+    return (_from_ifcfg(fs, set(interfaces)) + _from_nm_keyfiles(fs, devices, unmanaged)
+            + _from_link_files(fs, devices) + _from_udev(outcomes) + _from_scripts(scripts, interfaces))

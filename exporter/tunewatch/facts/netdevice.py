@@ -40,19 +40,20 @@ class NetDevice:
 
 
 def _parents(fs: FS, name: str) -> tuple[SysDevice, ...]:
-    real = os.path.relpath(fs.path(f"sys/class/net/{name}"), fs.root) if not fs.live else \
-        os.path.realpath(f"/sys/class/net/{name}").lstrip("/")
+    """The device behind `device` and every directory above it up to sys/devices (the
+    same chain whether sys/class/net/<if> is the kernel's link or a collected directory)."""
+    device = f"sys/class/net/{name}/device"
+    # fs.path resolves links inside a snapshot root; a live path is resolved by the kernel's
+    rel = os.path.realpath(fs.path(device)).lstrip("/") if fs.live else os.path.relpath(fs.path(device), fs.root)
     out = []
-    rel = os.path.dirname(real)
-    while rel.startswith("sys/devices/") and rel != "sys/devices":
-        base = os.path.basename(rel)
-        if base != "net":
-            out.append(SysDevice(rel, base, fs.link_basename(f"{rel}/subsystem"), fs.link_basename(f"{rel}/driver")))
+    while rel.startswith("sys/devices/"):
+        out.append(SysDevice(rel, os.path.basename(rel), fs.link_basename(f"{rel}/subsystem"),
+                             fs.link_basename(f"{rel}/driver")))
         rel = os.path.dirname(rel)
     return tuple(out)
 
 
-def _id_path(parents: tuple[SysDevice, ...], iface: Interface) -> str | None:
+def _id_path(iface: Interface) -> str | None:
     """udev's path_id for a PCI NIC (`pci-0000:0b:00.0`); None when it cannot be told."""
     if iface.bus_info and iface.bus_info.count(":") == 2 and "." in iface.bus_info:
         return f"pci-{iface.bus_info}"
@@ -66,7 +67,7 @@ def read_net_device(fs: FS, iface: Interface) -> NetDevice:
     parents = _parents(fs, iface.name) if fs.exists(f"{base}/device") else ()
     return NetDevice(name=iface.name, driver=iface.driver, mac=mac,
                      permanent_mac=mac if assign == "0" else None,
-                     id_path=_id_path(parents, iface),
+                     id_path=_id_path(iface),
                      type=_ARPHRD.get(fs.read_value(f"{base}/type") or "1", "ether"),
                      rel=base, parents=parents)
 

@@ -13,14 +13,15 @@ any of the `|`-separated shell globs, `!=` none of them. Keys:
 - ENV{ID_NET_DRIVER} (set by udev's net_driver/net_setup_link builtins), ENV{INTERFACE};
 - ACTION: "add". PROGRAM, RESULT, TEST and IMPORT cannot be run by a scanner: they are
   taken to succeed (named in `assumed`). Any other ENV{} is unset.
-GOTO skips to its LABEL in the same file. `RUN=` replaces the programs collected so far,
+GOTO skips to its LABEL in the same file. `ENV{x}=` assignments are seen by later rules
+(NetworkManager reads NM_UNMANAGED from them). `RUN=` replaces the programs collected so far,
 `RUN+=` adds one, `RUN:=` replaces them and makes the list final, `RUN-=` removes one.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..fs import FS
@@ -63,6 +64,7 @@ class UdevDevice:
 class UdevOutcome:
     run: list[tuple[str, str, int]] = field(default_factory=list)  # (program, source, line)
     attrs: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # attr -> (value, source, line)
+    env: dict[str, str] = field(default_factory=dict)  # ENV{x}= assignments (NM_UNMANAGED...)
     assumed: set[str] = field(default_factory=set)
 
 
@@ -111,6 +113,7 @@ def _match_token(tok: UdevToken, dev: UdevDevice, out: UdevOutcome) -> bool:
 
 def evaluate(files: list[RulesFile], dev: UdevDevice) -> UdevOutcome:
     out = UdevOutcome()
+    dev = replace(dev, values=dict(dev.values))  # ENV{} assignments stay in this evaluation
     final_run = False
     for f in files:
         goto: str | None = None
@@ -130,6 +133,9 @@ def evaluate(files: list[RulesFile], dev: UdevDevice) -> UdevOutcome:
                     goto = t.value
                 elif t.key == "ATTR" and t.attr:
                     out.attrs[t.attr] = (t.value, f.source, rule.line)
+                elif t.key == "ENV" and t.attr and t.op in ("=", ":="):
+                    out.env[t.attr] = t.value
+                    dev.values[f"ENV{{{t.attr}}}"] = t.value  # later rules see it
                 elif t.key == "RUN" and t.attr in (None, "program") and not final_run:
                     if t.op in ("=", ":="):
                         out.run.clear()

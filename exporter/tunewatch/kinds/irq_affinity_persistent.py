@@ -16,16 +16,18 @@ from ..facts import netconfig
 from .base import FAIL, PASS, ObjectResult, Target
 
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
+_REGEX = {"type": "string", "format": "regex"}
 VARS_SCHEMA = {"type": "object", "required": ["patterns"], "additionalProperties": False,
-               "properties": {"patterns": {"type": "array", "minItems": 1, "items": {"type": "string", "format": "regex"}},
+               "properties": {"patterns": {"type": "array", "minItems": 1, "items": _REGEX},
                               "mechanisms": {"type": "array", "items": {"enum": _MECHANISMS}},
                               "resolving": {"type": "array", "items": {
                                   "type": "object", "required": ["pattern", "drivers"], "additionalProperties": False,
-                                  "properties": {"pattern": {"type": "string", "format": "regex"},
+                                  "properties": {"pattern": _REGEX,
                                                  "drivers": {"type": "array", "items": {"type": "string"}}}}}}}
 
 
 def _names(name: str, text: str) -> bool:
+    """`text` names the interface as a word (enP1s1 is not named by enP1s10)."""
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
 
 
@@ -48,8 +50,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
             results.append(ObjectResult(iface.name, PASS, "pinned at boot", ", ".join(hits),
                                         f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}"))
             continue
-        notes = [s.problem for s in scripts if s.problem and _names(iface.name, s.source + s.text)]
-        notes += [s.problem for s in scripts if s.problem and s.mechanism == "nm-dispatcher"]
+        names = [iface.name, *filter(None, [iface.master])]
+        notes = [s.problem for s in scripts if s.problem and any(_names(n, s.text) for n in names)]
         if iface.master:
             notes += [f"{s.source} pins {iface.master}, whose hv_netvsc device has no IRQs of its own"
                       for s in pinning if _names(iface.master, s.text)]

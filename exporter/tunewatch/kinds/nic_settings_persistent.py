@@ -84,14 +84,16 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if not missing:
             return ObjectResult(iface.name, PASS, want, "; ".join(found), f"{iface.name}: " + "; ".join(found))
         notes = [f"{e.source}: {e.problem}" for e in mine if e.problem]
-        notes += [s.problem for s in t.facts.boot_scripts if s.problem]  # dispatcher scripts NM never runs
+        names = [iface.name, *filter(None, [iface.master])]
+        notes += [s.problem for s in t.facts.boot_scripts  # scripts that would have configured it, never run
+                  if s.problem and "ethtool" in s.text and any(n in s.text for n in names)]
         elsewhere = sorted({e.source for n in (iface.master, *iface.lowers) if n
                             for e in persisted if n in e.targets and iface.name not in e.targets and not e.problem
                             and set(e.settings) & set(required)})
         if elsewhere:
             notes.append(f"configured only for {iface.master or ', '.join(iface.lowers)} by {', '.join(elsewhere)}, "
                          f"which does not reach {iface.name}")
-        hint = ("; ".join(notes) + "; ") if notes else ""
+        hint = ("; ".join(dict.fromkeys(notes)) + "; ") if notes else ""
         return ObjectResult(iface.name, FAIL, want, "missing: " + ", ".join(missing),
                             f"{iface.name}: {', '.join(missing)} not configured for boot; {hint}configure "
                             f"{iface.name} itself (ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "

@@ -5,7 +5,8 @@ of [Link], in ethtool's JSON naming, with values checked the way systemd-udevd p
 (shell globs for names, drivers, paths, types; exact hardware addresses); an assignment
 starting with `!` makes its items negative: as systemd's `net_condition_test_strv()`, a
 negative item that matches fails the key, and the key needs one positive item to match
-when it has any. A key given several times extends its list; an empty value resets it. "When a link file does not contain valid settings in [Match] section, then the file will
+when it has any. A key given several times extends its list; an empty value resets it.
+"When a link file does not contain valid settings in [Match] section, then the file will
 match all interfaces and systemd-udevd warns about that."
 
 [Link] values systemd refuses are never applied: ring sizes and channel counts must be
@@ -23,7 +24,7 @@ from .ini import parse_ini_items
 
 MATCH_KEYS = ("MACAddress", "PermanentMACAddress", "Path", "Driver", "Type", "Kind", "OriginalName", "Property",
               "Host", "Virtualization", "KernelCommandLine", "KernelVersion", "Architecture", "Firmware",
-              "Credential", "ConditionHost")
+              "Credential")
 RINGS_CHANNELS = {"RxChannels": "channels.rx", "TxChannels": "channels.tx", "OtherChannels": "channels.other",
                   "CombinedChannels": "channels.combined", "RxBufferSize": "rings.rx",
                   "RxMiniBufferSize": "rings.rx-mini", "RxJumboBufferSize": "rings.rx-jumbo",
