@@ -1,18 +1,26 @@
-"""`--format html`: a well-formed, self-contained page with every check, everything escaped."""
+"""`--format html`: a well-formed, self-contained page with every check, everything escaped,
+worst first, fixes grouped per NIC; rendered by real headless Chromium (DevTools protocol over
+a pipe) with no console errors, no name broken across lines, and a screenshot."""
 
 from __future__ import annotations
 
+import base64
 import copy
+import fcntl
+import json
 import os
+import select
+import shutil
 import subprocess
 import sys
+import time
 from html.parser import HTMLParser
 
 import pytest
 
 from tunewatch import engine
 from tunewatch.content import Content
-from tunewatch.outputs.html import render_html
+from tunewatch.outputs.html import _words, render_html, split_fix
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "snapshots", "examples", "azure-m-rebooted")
 VOID = {"meta", "br", "hr", "img", "link", "input", "wbr"}
@@ -59,8 +67,12 @@ def parse(text: str) -> Page:
 
 
 @pytest.fixture(scope="module")
-def result():
-    content = Content()
+def content():
+    return Content()
+
+
+@pytest.fixture(scope="module")
+def result(content):
     return engine.scan(content, content.resolve("azure-sap-hana"), EXAMPLE)
 
 
@@ -75,24 +87,27 @@ def test_cli_html_is_well_formed_and_lists_every_check(result, tmp_path):
     page = parse(html)
     assert page.script_tags == 0 and "link" not in page.tags  # self-contained, no JS
     ids = [r.check for r in result.results]
-    assert page.sections == [f"check-{c}" for c in sorted(ids, key=lambda c: _rank(result, c))]
+    assert page.sections[0] == "fix-first"
+    assert page.sections[1:] == [f"check-{c}" for c in sorted(ids, key=lambda c: _rank(result, c))]
     text = " ".join(page.text)
     for cid in ids:
         assert cid in text
-    assert page.tags.count("table") == len(ids)
+    assert page.tags.count("table") >= len(ids)
     assert "hanadb01" in text and "azure-sap-hana" in text
 
 
 def _rank(result, cid):
+    """Checks that need action first; then severity, then status, then content order."""
     order = {"fail": 0, "error": 1, "waived": 2, "pass": 3, "notapplicable": 4}
-    statuses = [r.status for r in result.results]
+    severity = {"high": 0, "medium": 1, "low": 2}
     index = [r.check for r in result.results].index(cid)
-    return (order[statuses[index]], index)
+    r = result.results[index]
+    return (r.status not in ("fail", "error"), severity[r.severity], order[r.status], index)
 
 
 def test_failures_come_first(result):
     page = parse(render_html(result))
-    assert page.sections[0] == "check-" + next(r.check for r in result.results if r.status == "fail")
+    assert page.sections[1] == "check-" + next(r.check for r in result.results if r.status == "fail")
     html = render_html(result)
     affinity = html[html.index('id="check-nic-irq-affinity"'):]
     affinity = affinity[:affinity.index("</section>")]
@@ -108,11 +123,11 @@ def test_everything_is_escaped(result):
     evil.results[0].title = "title </section><section>"
     html = render_html(evil)
     assert "<script>" not in html and "<b>eth0</b>" not in html
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more" in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</span> &amp; more" in html
     page = parse(html)
     assert page.script_tags == 0
-    assert len(page.sections) == len(result.results)
-    assert '<script>alert("x")</script> & more' in " ".join(page.text)
+    assert len(page.sections) == len(result.results) + 1  # and the fix-first summary
+    assert '<script>alert("x")</script> & more' in "".join(page.text)
 
 
 def test_unknown_host_renders(result):
@@ -120,3 +135,210 @@ def test_unknown_host_renders(result):
     headless.host = None
     page = parse(render_html(headless))
     assert "host unknown" in " ".join(page.text)
+
+
+def _section(html: str, cid: str) -> str:
+    part = html[html.index(f'id="check-{cid}"'):]
+    return part[:part.index("</section>")]
+
+
+def test_severity_orders_checks_that_need_action(result):
+    """A high-severity failure never comes after a medium or low one (status alone did that)."""
+    shuffled = copy.deepcopy(result)
+    first_fail = next(r for r in shuffled.results if r.status == "fail")
+    first_fail.severity = "low"  # now the least severe failure, although first in content order
+    page = parse(render_html(shuffled))
+    failing = [s for s in page.sections[1:] if s[len("check-"):] in {r.check for r in shuffled.results
+                                                                     if r.status == "fail"}]
+    assert failing[-1] == f"check-{first_fail.check}"
+    assert page.sections.index(failing[-1]) < min(page.sections.index(f"check-{r.check}") for r in shuffled.results
+                                                  if r.status not in ("fail", "error"))
+    fix_first = render_html(shuffled).split('id="fix-first"')[1].split("</section>")[0]
+    assert fix_first.index(f"#check-{first_fail.check}\"") > fix_first.index('class="sev sev-medium"')
+
+
+def test_identical_fixes_are_shown_once_per_nic(result, content):
+    html = render_html(result, content)
+    affinity = next(r for r in result.results if r.check == "nic-irq-affinity")
+    for nic in ("enP30832s1", "enP30833s2"):
+        failing = [o for o in affinity.objects if o.status == "fail" and o.object.startswith(nic + "/")]
+        fixes = {split_fix(o.message)[1] for o in failing}
+        assert len(failing) > 10 and len(fixes) == 1  # many IRQ rows, one command
+        command = fixes.pop()
+        section = _section(html, "nic-irq-affinity")
+        assert section.count(_words(command)) == 1
+        assert f'rowspan="{len(failing)}"' in section
+        fix_first = html.split('id="fix-first"')[1].split("</section>")[0]
+        assert fix_first.count(_words(command)) == 1
+    assert split_fix("eth1: channels.combined not configured for boot") == (
+        "eth1: channels.combined not configured for boot", "")
+
+
+def test_rationale_references_and_runbook_links(result, content):
+    html = render_html(result, content, "https://wiki.example/tunewatch/runbook.md")
+    runbook = open(os.path.join(os.path.dirname(__file__), "..", "docs", "runbook.md"), encoding="utf-8").read()
+    for r in result.results:
+        check = content.checks[r.check]
+        section = _section(html, r.check)
+        assert _words(check.rationale) in section
+        for ref in check.references:
+            assert _words(ref["title"]) in section
+        assert f'href="https://wiki.example/tunewatch/runbook.md#{r.check}"' in section
+        assert f"\n### {r.check}\n" in runbook  # the anchor exists (GitHub heading anchor)
+    default = render_html(result, content)  # without a URL: the runbook shipped with this install
+    assert 'href="file://' in default and "runbook.md#nic-queue-count" in default
+
+
+def test_css_never_breaks_words():
+    from tunewatch.outputs import html as html_module
+    assert "break-all" not in html_module._CSS and "anywhere" not in html_module._CSS
+    assert "white-space: nowrap" in html_module._CSS.split(".name {")[1].split("}")[0]
+
+
+class DevTools:
+    """Chromium's DevTools protocol over --remote-debugging-pipe (fd 3 in, fd 4 out, NUL-framed JSON)."""
+
+    def __init__(self, chromium: str, profile_dir: str):
+        to_chrome_r, self._to_chrome = os.pipe()
+        self._from_chrome, from_chrome_w = os.pipe()
+
+        def as_fds_3_and_4():  # in the child: our pipe ends become fds 3 and 4, where the pipe is expected
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_chrome_r, from_chrome_w)]
+            os.dup2(high[0], 3)
+            os.dup2(high[1], 4)  # dup2 makes them inheritable; every other fd stays close-on-exec
+
+        self.proc = subprocess.Popen(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+             "--disable-extensions", "--hide-scrollbars", f"--user-data-dir={profile_dir}",
+             "--remote-debugging-pipe", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            close_fds=False, preexec_fn=as_fds_3_and_4)
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self._buffer = b""
+        self._next_id = 0
+        self.events: list[dict] = []
+
+    def _read(self, deadline: float) -> dict:
+        while b"\0" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._from_chrome], [], [], left)[0]:
+                raise AssertionError("no answer from chromium in time")
+            chunk = os.read(self._from_chrome, 1 << 20)
+            if not chunk:
+                raise AssertionError("chromium closed the DevTools pipe")
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method: str, session: str | None = None, timeout: float = 60, **params) -> dict:
+        self._next_id += 1
+        message = {"id": self._next_id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self._to_chrome, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self._read(deadline)
+            if answer.get("id") == self._next_id:
+                assert "error" not in answer, answer
+                return answer["result"]
+            self.events.append(answer)
+
+    def wait_event(self, method: str, timeout: float = 60) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            for event in self.events:
+                if event.get("method") == method:
+                    self.events.remove(event)
+                    return event
+            self.events.append(self._read(deadline))
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close", timeout=10)
+        except (AssertionError, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # our own child, by its pid
+            self.proc.wait(timeout=10)
+        for fd in (self._to_chrome, self._from_chrome):
+            os.close(fd)
+
+
+@pytest.fixture
+def devtools(tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium not installed (Debian package chromium)")
+    browser = DevTools(chromium, str(tmp_path / "chromium-profile"))
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+def _load(browser: DevTools, url: str, width: int) -> str:
+    """Open url in a fresh tab of `width` CSS px; return the session with console/log events enabled."""
+    target = browser.call("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    for domain in ("Page.enable", "Runtime.enable", "Log.enable"):
+        browser.call(domain, session)
+    browser.call("Emulation.setDeviceMetricsOverride", session, width=width, height=900, deviceScaleFactor=1,
+                 mobile=False)
+    browser.call("Page.navigate", session, url=url)
+    browser.wait_event("Page.loadEventFired")
+    browser.call("Runtime.evaluate", session, expression="1", awaitPromise=True)  # let queued events arrive
+    return session
+
+
+def _console_errors(browser: DevTools) -> list[str]:
+    errors = []
+    for event in browser.events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            errors.append("console: " + " ".join(str(a.get("value", a.get("description"))) for a in params["args"]))
+        elif method == "Runtime.exceptionThrown":
+            errors.append("exception: " + params["exceptionDetails"].get("text", ""))
+        elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
+            errors.append(f"log: {params['entry']['source']}: {params['entry']['text']}")
+    return errors
+
+
+def test_console_error_detector_catches_errors(devtools, tmp_path):
+    """Control: the detector used below sees a console.error and a missing resource."""
+    page = tmp_path / "broken.html"
+    page.write_text('<!DOCTYPE html><html><body><img src="missing.png"><script>console.error("boom")</script>'
+                    "</body></html>")
+    _load(devtools, page.as_uri(), 800)
+    errors = _console_errors(devtools)
+    assert any("boom" in e for e in errors) and any("missing.png" in e or "ERR_FILE_NOT_FOUND" in e
+                                                    for e in errors), errors
+
+
+@pytest.mark.parametrize("width", [1400, 720])
+def test_chromium_renders_without_console_errors_or_broken_names(devtools, tmp_path, width):
+    out = tmp_path / "report.html"
+    run = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", EXAMPLE, "--profile",
+                          "azure-sap-hana", "--output-html", str(out)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    session = _load(devtools, out.as_uri(), width)
+    assert _console_errors(devtools) == []
+    broken = devtools.call("Runtime.evaluate", session, returnByValue=True, expression=(
+        "[...document.querySelectorAll('.name, .nw, .badge, .sev')]"
+        ".filter(e => e.getClientRects().length > 1 || e.getBoundingClientRect().height > 2.2 * "
+        "parseFloat(getComputedStyle(e).lineHeight || 16)).map(e => e.textContent)"))["result"]["value"]
+    assert broken == [], f"names wrapped across lines at {width}px: {broken[:10]}"
+    sections = devtools.call("Runtime.evaluate", session, returnByValue=True,
+                             expression="document.querySelectorAll('section').length")["result"]["value"]
+    assert sections == 9  # fix first + 8 checks
+    shot = devtools.call("Page.captureScreenshot", session, format="png", captureBeyondViewport=True)
+    png = base64.b64decode(shot["data"])
+    assert png.startswith(b"\x89PNG") and len(png) > 20000
+    path = tmp_path / f"report-{width}.png"
+    path.write_bytes(png)
+    keep = os.environ.get("TUNEWATCH_SCREENSHOT_DIR")  # set it to keep the screenshots for a look
+    if keep:
+        shutil.copy(path, os.path.join(keep, path.name))

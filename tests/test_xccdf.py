@@ -126,3 +126,28 @@ def test_rule_filters_accept_xccdf_rule_ids(tmp_path):
     oscap("xccdf", "validate", str(out))
     idrefs = [rr.get("idref") for rr in ET.parse(out).getroot().iterfind("x:TestResult/x:rule-result", NS)]
     assert idrefs == ["xccdf_dev.tunewatch_rule_nic_queue_count"]
+
+
+def test_every_status_maps_and_still_validates(tmp_path):
+    """pass, fail, error, notapplicable and waived, each on a check, in one TestResult."""
+    from tunewatch import engine
+    content = Content()
+    result = engine.scan(content, content.resolve("azure-sap-hana"), str(EXAMPLE))
+    statuses = ["pass", "fail", "error", "notapplicable", "waived"]
+    for r, status in zip(result.results, statuses):
+        r.status = status
+        for o in r.objects:
+            o.status, o.waiver = status, ("waivers.yaml:3" if status == "waived" else None)
+    for render, name in ((xccdf.render_xccdf, "all.xccdf.xml"), (xccdf.render_arf, "all.arf.xml")):
+        (tmp_path / name).write_text(render(result, content))
+    oscap("xccdf", "validate", str(tmp_path / "all.xccdf.xml"))
+    oscap("ds", "rds-validate", str(tmp_path / "all.arf.xml"))
+    root = ET.parse(tmp_path / "all.xccdf.xml").getroot()
+    got = [rr.find("x:result", NS).text for rr in root.iterfind("x:TestResult/x:rule-result", NS)][:5]
+    assert got == ["pass", "fail", "error", "notapplicable", "informational"]
+    error = root.findall("x:TestResult/x:rule-result", NS)[2]
+    assert {m.get("severity") for m in error.findall("x:message", NS)} == {"error"}
+    # scored: pass and fail and error count, notapplicable and informational (waived) do not
+    counted = [r.status for r in result.results if r.status not in ("notapplicable", "waived")]
+    score = float(root.find("x:TestResult/x:score", NS).text)
+    assert score == pytest.approx(100 * counted.count("pass") / len(counted))

@@ -48,6 +48,8 @@ section h2 { font-size: 16px; margin: 0 0 8px; display: flex; gap: 10px; align-i
 .fixfirst ol { margin: 4px 0; padding-left: 22px; }
 .fixfirst li { margin: 6px 0; }
 .name { font-family: ui-monospace, monospace; white-space: nowrap; }
+.nw { white-space: nowrap; }
+td.fix { min-width: 14em; }
 .id { color: #546e7a; font-weight: normal; font-size: 13px; }
 .sev { font-size: 12px; color: #455a64; border: 1px solid #b0bec5; border-radius: 4px; padding: 1px 6px; white-space: nowrap; }
 .sev-high { color: #b71c1c; border-color: #ef9a9a; }
@@ -73,6 +75,13 @@ def _badge(status: str) -> str:
 
 def _name(text: str) -> str:
     return f'<span class="name">{escape(text)}</span>'
+
+
+def _words(text: str) -> str:
+    """Escaped text that wraps only at spaces: a browser may also break after "-" or "/",
+    which splits names like multi-user.target.wants, so such tokens are kept whole."""
+    return " ".join(f'<span class="nw">{escape(t)}</span>' if any(c in t for c in "-/._:@=") else escape(t)
+                    for t in text.split(" "))
 
 
 def split_fix(message: str) -> tuple[str, str]:
@@ -116,11 +125,11 @@ def _object_rows(objects: list[dict], with_fix: bool = True) -> str:
             if k == 0 and with_fix:
                 span = f' rowspan="{j - i}"' if j - i > 1 else ""
                 many = f'<br><small>{j - i} objects of {_name(_nic(str(o["object"])))}</small>' if j - i > 1 else ""
-                fix_cell = f'<td class="fix"{span}>' + (f"<code>{escape(fix)}</code>{many}" if fix else "") + "</td>"
+                fix_cell = f'<td class="fix"{span}>' + (f"<code>{_words(fix)}</code>{many}" if fix else "") + "</td>"
             rows.append(f'<tr><td>{_name(str(obj["object"]))}</td><td>{_badge(obj["status"])}</td>'
-                        f'<td class="val">{escape(str(obj["expected"]))}</td>'
-                        f'<td class="val">{escape(str(obj["actual"]))}</td>'
-                        f"<td>{escape(head)}{waiver}</td>{fix_cell}</tr>")
+                        f'<td class="val">{_words(str(obj["expected"]))}</td>'
+                        f'<td class="val">{_words(str(obj["actual"]))}</td>'
+                        f"<td>{_words(head)}{waiver}</td>{fix_cell}</tr>")
         i = j
     return "\n".join(rows)
 
@@ -134,11 +143,11 @@ def _table(rows: str, fix_column: bool = True) -> str:
 def _about(check, runbook: str | None, cid: str) -> str:
     parts = []
     if check is not None:
-        parts.append(f"<p>{escape(check.description)}</p>")
-        parts.append(f"<p><strong>Why:</strong> {escape(check.rationale)}</p>")
+        parts.append(f"<p>{_words(check.description)}</p>")
+        parts.append(f"<p><strong>Why:</strong> {_words(check.rationale)}</p>")
         refs = []
         for ref in check.references:
-            text = escape(" ".join(w for w in (f"seed {ref['seed']}:" if ref.get("seed") else "", ref["title"],
+            text = _words(" ".join(w for w in (f"seed {ref['seed']}:" if ref.get("seed") else "", ref["title"],
                                                f"({ref['section']})" if ref.get("section") else "") if w))
             refs.append(f'<li><a href="{escape(ref["url"])}">{text}</a></li>' if ref.get("url") else f"<li>{text}</li>")
         parts.append(f"<p><strong>References:</strong></p><ul>{''.join(refs)}</ul>")
@@ -179,7 +188,7 @@ def _fix_first(results: list[dict], runbook: str | None) -> str:
                 nics = fixes.setdefault(fix, [])
                 if _nic(str(o["object"])) not in nics:
                     nics.append(_nic(str(o["object"])))
-        fix_html = "".join(f"<li><code>{escape(f)}</code> <small>({', '.join(_name(n) for n in nics)})</small></li>"
+        fix_html = "".join(f"<li><code>{_words(f)}</code> <small>({', '.join(_name(n) for n in nics)})</small></li>"
                            for f, nics in fixes.items())
         link = f' &middot; <a href="{escape(runbook)}#{escape(r["check"])}">runbook</a>' if runbook else ""
         items.append(f'<li><span class="sev sev-{escape(r["severity"])}">{escape(r["severity"])}</span> '
