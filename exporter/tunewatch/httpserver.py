@@ -434,7 +434,7 @@ class HTTPServer:
         return handler.wfile.getvalue(), not handler.close_connection  # type: ignore[attr-defined]
 
 
-_REASONS = {400: "Bad Request: duplicate, conflicting or invalid Content-Length",
+_REASONS = {400: "Bad Request: duplicate, conflicting or invalid Content-Length, or a malformed header",
             411: "Length Required: Transfer-Encoding is not supported",
             413: "Request body too large", 431: "Request header fields too large"}
 
@@ -450,6 +450,8 @@ def frame(buf: bytearray) -> tuple[int, int] | None:
         name, sep, value = line.partition(b":")
         if not sep:
             continue
+        if name != name.rstrip():
+            return 400, 0  # RFC 9112 §5.1: whitespace before the colon must be rejected
         name = name.strip().lower()
         if name == b"content-length":
             lengths.append(value.strip())

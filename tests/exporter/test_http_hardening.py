@@ -89,6 +89,8 @@ def test_duplicate_or_conflicting_content_length_is_400(child_exporter):
             status, headers, _ = read_response(sock)
             assert status == 400, lengths
             assert headers["connection"] == "close" and closed_by_server(sock, 5)
+    with raw(port, b"POST /-/rescan HTTP/1.1\r\nHost: x\r\nContent-Length : 2\r\n\r\nab") as sock:
+        assert read_response(sock)[0] == 400  # whitespace before the colon (RFC 9112 5.1)
     with raw(port, b"POST /-/rescan HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n") as sock:
         assert read_response(sock)[0] == 411
     with raw(port, b"POST /-/rescan HTTP/1.1\r\nHost: x\r\nContent-Length: 999999\r\n\r\n") as sock:
