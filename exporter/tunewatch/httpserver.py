@@ -79,6 +79,7 @@ class _Conn:
     request_started: float | None = None  # first byte of the pending request
     last_active: float = 0.0
     busy: bool = False
+    eof: bool = False  # the client half-closed: answer what it sent, then close
 
 
 def somaxconn() -> int:
@@ -272,12 +273,15 @@ class HTTPServer:
                 conn, keep = self._returned.get_nowait()
             except queue.Empty:
                 return
-            if not keep or self._stopping.is_set():
+            if not keep or self._stopping.is_set() or (conn.eof and not conn.buf):
                 self._close(conn)
                 continue
             conn.busy = False
             conn.last_active = time.monotonic()
             conn.request_started = conn.last_active if conn.buf else None
+            if conn.eof:
+                self._dispatch(conn)  # the next request the client sent before closing
+                continue
             try:
                 conn.sock.setblocking(False)
                 self._selector.register(conn.sock, selectors.EVENT_READ, conn)
@@ -300,8 +304,12 @@ class HTTPServer:
                 self._close(conn)
                 return
             if not data:
-                self._close(conn)
-                return
+                if not conn.buf:
+                    self._close(conn)
+                    return
+                conn.eof = True  # e.g. `printf 'GET / ...' | nc`: the request came before the FIN
+                self._selector.unregister(conn.sock)
+                break
             if not conn.buf:
                 conn.request_started = now
             conn.buf += data
@@ -337,6 +345,8 @@ class HTTPServer:
     def _dispatch(self, conn: _Conn) -> None:
         framed = frame(conn.buf)
         if framed is None:
+            if conn.eof:
+                self._close(conn)
             return  # incomplete: wait for more (the sweep enforces request_timeout)
         status, total = framed
         if status != 200:
@@ -359,7 +369,8 @@ class HTTPServer:
             self._reject(conn, 503, "Service Unavailable: too many requests in flight", {"Retry-After": "1"})
             return
         conn.busy = True
-        self._selector.unregister(conn.sock)
+        if not conn.eof:  # (at EOF it is unregistered already)
+            self._selector.unregister(conn.sock)
         self._work.put((conn, raw, time.monotonic()))
 
     def _reject(self, conn: _Conn, status: int, reason: str, headers: dict[str, str] | None = None) -> None:

@@ -118,6 +118,11 @@ def test_http10_keep_alive_and_close(child_exporter):
         started = time.monotonic()
         assert read_response(sock)[0] == 200 and closed_by_server(sock, 5)
         assert time.monotonic() - started < 5
+    # a client that half-closes after its requests (printf ... | nc) still gets every answer
+    with raw(port, b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\nGET /-/ready HTTP/1.1\r\nHost: x\r\n\r\n") as sock:
+        sock.shutdown(socket.SHUT_WR)
+        assert read_response(sock)[0] == 200
+        assert read_response(sock)[0] in (200, 503) and closed_by_server(sock, 5)
     # HTTP/1.1 pipelined requests on one connection, then close
     with raw(port, b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\nGET /-/healthy HTTP/1.1\r\nHost: x\r\n"
                    b"Connection: close\r\n\r\n") as sock:
