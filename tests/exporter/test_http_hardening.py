@@ -40,15 +40,19 @@ def child_exporter():
             handle.stop()
 
 
+_LEFTOVER: dict[int, bytes] = {}  # fd -> bytes read past the previous response (pipelining)
+
+
 def raw(port: int, data: bytes, timeout: float = 5.0) -> socket.socket:
     sock = socket.create_connection((LOOPBACK, port), timeout=timeout)
+    _LEFTOVER[sock.fileno()] = b""
     sock.sendall(data)
     return sock
 
 
 def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
     """One response (Content-Length framed) from `sock`; raises on EOF before it is whole."""
-    buf = b""
+    buf = _LEFTOVER.get(sock.fileno(), b"")
     while b"\r\n\r\n" not in buf:
         chunk = sock.recv(65536)
         if not chunk:
@@ -64,6 +68,7 @@ def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
         if not chunk:
             raise EOFError("connection closed inside the body")
         body += chunk
+    _LEFTOVER[sock.fileno()] = body[length:]
     return status, headers, body[:length]
 
 
