@@ -255,3 +255,21 @@ def test_telemetry_path_and_several_listen_addresses(tmp_path):
             assert http_get(f"http://{LOOPBACK}:{port}/metrics").status == 404
     finally:
         handle.stop()
+
+
+def test_at_max_connections_the_longest_idle_one_makes_room():
+    server = HTTPServer([bind(LOOPBACK, 0)], lambda request: Response(200, body=b"ok\n"), max_connections=5).start()
+    socks = []
+    try:
+        for _ in range(5):
+            socks.append(raw(server.port, b""))  # connected, idle
+            wait_until(lambda: server.open_connections == len(socks), 5)
+        with raw(server.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n") as sock:
+            assert read_response(sock)[0] == 200
+        assert closed_by_server(socks[0], 5)  # the oldest idle connection
+        socks[-1].sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # the newest still works
+        assert read_response(socks[-1])[0] == 200
+    finally:
+        for sock in socks:
+            sock.close()
+        server.shutdown()
