@@ -25,8 +25,6 @@ load driver `scrape_load()` is what tests/exporter/test_serve_load.py runs at a 
 size. Every child is stopped by pid before exit.
 """
 
-from __future__ import annotations
-
 import argparse
 import http.client
 import importlib.util
@@ -346,13 +344,14 @@ def report(figures: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`argv` None means defaults (benchmarks/faults.py calls main()), not this process's sys.argv."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scrapes", type=int, default=10_000)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--memory", action="store_true", help="also serve RSS after 10 scans on the big host")
     parser.add_argument("--cpus", type=int, default=BIG_CPUS, help="CPUs of the --memory host (default 1664)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    args = parser.parse_args(argv)
+    args = parser.parse_args([] if argv is None else argv)
     figures = run(args.scrapes, args.concurrency, args.memory, args.cpus)
     for line in report(figures):
         print(line)
@@ -364,4 +363,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

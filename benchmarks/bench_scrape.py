@@ -40,8 +40,8 @@ RSS_TARGET_MB = 100.0
 
 
 def child_exporter(args: argparse.Namespace) -> int:
-    """Run the exporter (blocking until SIGTERM) on the requested host."""
-    from tunewatch.outputs.prometheus import make_renderer
+    """Run the exporter (blocking until SIGTERM) on the requested host, as `tunewatch serve`
+    does: each scan in a forked child that renders it, serve keeps the bytes."""
     from tunewatch.serve import run_exporter
     if args.synthetic:
         sys.path.insert(0, str(REPO / "tests"))
@@ -58,7 +58,7 @@ def child_exporter(args: argparse.Namespace) -> int:
 
         def scan():
             return engine.scan(content, profile, args.root)
-    return run_exporter(f"127.0.0.1:{args.port}", None, scan, make_renderer(), 3600.0, 600.0,
+    return run_exporter(f"127.0.0.1:{args.port}", None, scan, None, 3600.0, 600.0,
                         {"benchmark": "bench_scrape"}, "warn")
 
 
@@ -95,6 +95,18 @@ def get(port: int, path: str, timeout: float = 10.0) -> tuple[int, bytes]:
         conn.request("GET", path)
         response = conn.getresponse()
         return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def gzip_size(port: int, path: str) -> int:
+    """Bytes on the wire for a scrape that asks for gzip (as Prometheus does)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Accept-Encoding": "gzip"})
+        response = conn.getresponse()
+        body = response.read()
+        return len(body) if response.getheader("Content-Encoding") == "gzip" else -1
     finally:
         conn.close()
 
@@ -239,6 +251,7 @@ def main() -> int:
             t0 = time.perf_counter()
             get(port, "/metrics")
             single_ms = (time.perf_counter() - t0) * 1000
+            gzipped_bytes = gzip_size(port, "/metrics")
             lines = body.decode().splitlines()
             series = sum(1 for line in lines if line and not line.startswith("#"))
             scan_seconds = next(float(line.split()[-1]) for line in lines
@@ -261,7 +274,8 @@ def main() -> int:
     p50, p99 = percentile(latencies, 50) * 1000, percentile(latencies, 99) * 1000
     b50, b99 = percentile(base_latencies, 50) * 1000, percentile(base_latencies, 99) * 1000
     figures = {
-        "source": source, "series": series, "exposition_bytes": len(body), "scan_seconds": round(scan_seconds, 4),
+        "source": source, "series": series, "exposition_bytes": len(body), "gzip_bytes": gzipped_bytes,
+        "scan_seconds": round(scan_seconds, 4),
         "clients": f"{args.threads} threads x {args.requests} requests", "cpus": os.cpu_count(),
         "single_scrape_ms": round(single_ms, 2),
         "scrape_p50_ms": round(p50, 2), "scrape_p99_ms": round(p99, 2),
@@ -274,7 +288,8 @@ def main() -> int:
     }
     ok_latency, ok_rss = p99 < P99_TARGET_MS, figures["rss_peak_mb"] < RSS_TARGET_MB
     print(f"host: {source}")
-    print(f"exposition: {series} series, {len(body)} bytes; scan {scan_seconds * 1000:.0f} ms "
+    print(f"exposition: {series} series, {len(body)} bytes ({gzipped_bytes} gzipped); "
+          f"scan {scan_seconds * 1000:.0f} ms "
           f"(once per interval, in the background)")
     print(f"cached /metrics, {figures['clients']} on 127.0.0.1 ({os.cpu_count()} CPUs): "
           f"p50 {p50:.2f} ms, p99 {p99:.2f} ms  [target p99 < {P99_TARGET_MS:g} ms: {'ok' if ok_latency else 'MISSED'}]")

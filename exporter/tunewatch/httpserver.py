@@ -20,53 +20,30 @@ second holds its thread forever) and trusts the client to finish its request. He
   then answered with `Connection: keep-alive` and a Content-Length (an HTTP/1.0 client
   without that header waits for the close); HTTP/1.1 keeps alive unless told `close`.
 
-The request line and headers are parsed by http.server.BaseHTTPRequestHandler, fed from
-the buffered bytes, so the HTTP grammar is the standard library's.
+Framing and parsing are httpproto.py.
 """
 
 from __future__ import annotations
 
 import errno
-import io
 import logging
 import queue
-import re
 import selectors
 import socket
 import ssl
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
-from urllib.parse import parse_qs, urlsplit
+
+from .httpproto import (MAX_BODY_BYTES, MAX_HEADER_BYTES, REFUSALS, OneRequest, Request, Response, frame,
+                        plain_response)
 
 log = logging.getLogger("tunewatch.web")
 
-MAX_HEADER_BYTES = 32 * 1024
-MAX_BODY_BYTES = 64 * 1024
 QUEUE_WAIT = 5.0  # a request waiting longer than this for a worker gets 503
 WRITE_TIMEOUT = 10.0  # a client that does not read its response loses the connection
-_HEADER_END = re.compile(rb"\r?\n\r?\n")
 _RECV = 65536
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: Any  # case-insensitive (email.message.Message)
-    body: bytes = b""
-    remote: str = ""
-
-
-@dataclass
-class Response:
-    status: int
-    content_type: str = "text/plain; charset=utf-8"
-    body: bytes = b""
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -79,6 +56,7 @@ class _Conn:
     request_started: float | None = None  # first byte of the pending request
     last_active: float = 0.0
     busy: bool = False
+    eof: bool = False  # the client half-closed: answer what it sent, then close
 
 
 def somaxconn() -> int:
@@ -272,12 +250,15 @@ class HTTPServer:
                 conn, keep = self._returned.get_nowait()
             except queue.Empty:
                 return
-            if not keep or self._stopping.is_set():
+            if not keep or self._stopping.is_set() or (conn.eof and not conn.buf):
                 self._close(conn)
                 continue
             conn.busy = False
             conn.last_active = time.monotonic()
             conn.request_started = conn.last_active if conn.buf else None
+            if conn.eof:
+                self._dispatch(conn)  # the next request the client sent before closing
+                continue
             try:
                 conn.sock.setblocking(False)
                 self._selector.register(conn.sock, selectors.EVENT_READ, conn)
@@ -300,8 +281,12 @@ class HTTPServer:
                 self._close(conn)
                 return
             if not data:
-                self._close(conn)
-                return
+                if not conn.buf:
+                    self._close(conn)
+                    return
+                conn.eof = True  # e.g. `printf 'GET / ...' | nc`: the request came before the FIN
+                self._selector.unregister(conn.sock)
+                break
             if not conn.buf:
                 conn.request_started = now
             conn.buf += data
@@ -337,10 +322,12 @@ class HTTPServer:
     def _dispatch(self, conn: _Conn) -> None:
         framed = frame(conn.buf)
         if framed is None:
+            if conn.eof:
+                self._close(conn)
             return  # incomplete: wait for more (the sweep enforces request_timeout)
         status, total = framed
         if status != 200:
-            self._reject(conn, status, _REASONS[status])
+            self._reject(conn, status, REFUSALS[status])
             return
         raw = bytes(conn.buf[:total])
         del conn.buf[:total]
@@ -359,7 +346,8 @@ class HTTPServer:
             self._reject(conn, 503, "Service Unavailable: too many requests in flight", {"Retry-After": "1"})
             return
         conn.busy = True
-        self._selector.unregister(conn.sock)
+        if not conn.eof:  # (at EOF it is unregistered already)
+            self._selector.unregister(conn.sock)
         self._work.put((conn, raw, time.monotonic()))
 
     def _reject(self, conn: _Conn, status: int, reason: str, headers: dict[str, str] | None = None) -> None:
@@ -413,7 +401,7 @@ class HTTPServer:
                 if time.monotonic() - queued_at > QUEUE_WAIT:
                     with self._lock:
                         self.rejected_total += 1
-                    data, keep = _plain(503, "Service Unavailable: too many requests in flight"), False
+                    data, keep = plain_response(503, "Service Unavailable: too many requests in flight"), False
                 else:
                     data, keep = self._handle(conn, raw)
                 conn.sock.settimeout(WRITE_TIMEOUT)
@@ -429,103 +417,8 @@ class HTTPServer:
             self._wake()
 
     def _handle(self, conn: _Conn, raw: bytes) -> tuple[bytes, bool]:
-        handler = _OneRequest(raw, conn.remote, self.app)
+        handler = OneRequest(raw, conn.remote, self.app)
         handler.handle_one_request()
         return handler.wfile.getvalue(), not handler.close_connection  # type: ignore[attr-defined]
-
-
-_REASONS = {400: "Bad Request: duplicate, conflicting or invalid Content-Length",
-            411: "Length Required: Transfer-Encoding is not supported",
-            413: "Request body too large", 431: "Request header fields too large"}
-
-
-def frame(buf: bytearray) -> tuple[int, int] | None:
-    """(200, request length) for a complete request at the start of `buf`; (status, 0) for
-    one to refuse; None while incomplete."""
-    match = _HEADER_END.search(buf, 0, MAX_HEADER_BYTES + 4)
-    if match is None:
-        return (431, 0) if len(buf) > MAX_HEADER_BYTES else None
-    lengths, chunked = [], False
-    for line in bytes(buf[:match.start()]).split(b"\n")[1:]:
-        name, sep, value = line.partition(b":")
-        if not sep:
-            continue
-        name = name.strip().lower()
-        if name == b"content-length":
-            lengths.append(value.strip())
-        elif name == b"transfer-encoding":
-            chunked = True
-    if chunked:
-        return 411, 0
-    if len(lengths) > 1 or (lengths and not lengths[0].isdigit()):
-        return 400, 0  # RFC 9112 §6.3: a request with an invalid length is unrecoverable
-    length = int(lengths[0]) if lengths else 0
-    if length > MAX_BODY_BYTES:
-        return 413, 0
-    total = match.end() + length
-    return (200, total) if len(buf) >= total else None
-
-
-def _plain(status: int, reason: str) -> bytes:
-    body = f"{reason}\n".encode()
-    return (f"HTTP/1.1 {status} {reason.split(':')[0]}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
-
-
-class _OneRequest(BaseHTTPRequestHandler):
-    """BaseHTTPRequestHandler over one buffered request; the response collects in wfile."""
-
-    protocol_version = "HTTP/1.1"
-    server_version = "tunewatch"
-    sys_version = ""
-
-    def __init__(self, raw: bytes, remote: str, app: Callable[[Request], Response]):  # noqa: D107
-        # Not BaseRequestHandler.__init__: there is no socket here, only bytes.
-        self.rfile = io.BytesIO(raw)
-        self.wfile = io.BytesIO()
-        self.client_address = (remote, 0)
-        self.app = app
-        self.close_connection = True
-        self.requestline, self.request_version, self.command = "", self.default_request_version, None
-
-    def _dispatch(self) -> None:
-        started = time.monotonic()
-        length = int(self.headers.get("Content-Length") or 0)
-        url = urlsplit(self.path)
-        request = Request(self.command, url.path, parse_qs(url.query), self.headers,
-                          self.rfile.read(length) if length else b"", self.client_address[0])
-        try:
-            response = self.app(request)
-        except Exception:  # noqa: BLE001 - a bug in a route is a 500, not a dead worker
-            log.exception("handler failed", extra={"path": url.path})
-            response = Response(500, body=b"Internal Server Error\n")
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(response.body)))
-        for name, value in response.headers.items():
-            self.send_header(name, value)
-        if self.request_version == "HTTP/1.0" and not self.close_connection:
-            self.send_header("Connection", "keep-alive")  # else the 1.0 client waits for a close
-        elif self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(response.body)
-        log.debug("request", extra={"method": self.command, "path": url.path, "status": response.status,
-                                    "remote": self.client_address[0], "user_agent": self.headers.get("User-Agent", ""),
-                                    "content_type": response.content_type,
-                                    "content_encoding": response.headers.get("Content-Encoding", ""),
-                                    "duration_seconds": round(time.monotonic() - started, 6)})
-
-    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
-
-    def version_string(self) -> str:
-        return self.server_version
-
-    def log_request(self, code: Any = "-", size: Any = "-") -> None:
-        pass  # _dispatch logs with timing instead
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug(format % args, extra={"remote": self.client_address[0]})
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 # docs/metrics.md "Default port".
 DEFAULT_PORT = 19847
 DEFAULT_LISTEN_ADDRESS = f":{DEFAULT_PORT}"
+REPORT_PATH = "/api/v1/report"  # the last scan's JSON report (same shape as `scan --format json`)
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0, "y": 31536000.0}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
@@ -89,5 +90,3 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
                         rescan_min_interval=parse_duration(args.rescan_min_interval),
                         interval=parse_duration(args.scan_interval), timeout=parse_duration(args.scan_timeout))
 
-
-REPORT_PATH = "/api/v1/report"  # the last scan's JSON report (same shape as `scan --format json`)

@@ -40,15 +40,19 @@ def child_exporter():
             handle.stop()
 
 
+_LEFTOVER: dict[int, bytes] = {}  # fd -> bytes read past the previous response (pipelining)
+
+
 def raw(port: int, data: bytes, timeout: float = 5.0) -> socket.socket:
     sock = socket.create_connection((LOOPBACK, port), timeout=timeout)
+    _LEFTOVER[sock.fileno()] = b""
     sock.sendall(data)
     return sock
 
 
 def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
     """One response (Content-Length framed) from `sock`; raises on EOF before it is whole."""
-    buf = b""
+    buf = _LEFTOVER.get(sock.fileno(), b"")
     while b"\r\n\r\n" not in buf:
         chunk = sock.recv(65536)
         if not chunk:
@@ -64,6 +68,7 @@ def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
         if not chunk:
             raise EOFError("connection closed inside the body")
         body += chunk
+    _LEFTOVER[sock.fileno()] = body[length:]
     return status, headers, body[:length]
 
 
@@ -89,6 +94,8 @@ def test_duplicate_or_conflicting_content_length_is_400(child_exporter):
             status, headers, _ = read_response(sock)
             assert status == 400, lengths
             assert headers["connection"] == "close" and closed_by_server(sock, 5)
+    with raw(port, b"POST /-/rescan HTTP/1.1\r\nHost: x\r\nContent-Length : 2\r\n\r\nab") as sock:
+        assert read_response(sock)[0] == 400  # whitespace before the colon (RFC 9112 5.1)
     with raw(port, b"POST /-/rescan HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n") as sock:
         assert read_response(sock)[0] == 411
     with raw(port, b"POST /-/rescan HTTP/1.1\r\nHost: x\r\nContent-Length: 999999\r\n\r\n") as sock:
@@ -116,6 +123,11 @@ def test_http10_keep_alive_and_close(child_exporter):
         started = time.monotonic()
         assert read_response(sock)[0] == 200 and closed_by_server(sock, 5)
         assert time.monotonic() - started < 5
+    # a client that half-closes after its requests (printf ... | nc) still gets every answer
+    with raw(port, b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\nGET /-/ready HTTP/1.1\r\nHost: x\r\n\r\n") as sock:
+        sock.shutdown(socket.SHUT_WR)
+        assert read_response(sock)[0] == 200
+        assert read_response(sock)[0] in (200, 503) and closed_by_server(sock, 5)
     # HTTP/1.1 pipelined requests on one connection, then close
     with raw(port, b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\nGET /-/healthy HTTP/1.1\r\nHost: x\r\n"
                    b"Connection: close\r\n\r\n") as sock:
@@ -243,3 +255,21 @@ def test_telemetry_path_and_several_listen_addresses(tmp_path):
             assert http_get(f"http://{LOOPBACK}:{port}/metrics").status == 404
     finally:
         handle.stop()
+
+
+def test_at_max_connections_the_longest_idle_one_makes_room():
+    server = HTTPServer([bind(LOOPBACK, 0)], lambda request: Response(200, body=b"ok\n"), max_connections=5).start()
+    socks = []
+    try:
+        for _ in range(5):
+            socks.append(raw(server.port, b""))  # connected, idle
+            wait_until(lambda: server.open_connections == len(socks), 5)
+        with raw(server.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n") as sock:
+            assert read_response(sock)[0] == 200
+        assert closed_by_server(socks[0], 5)  # the oldest idle connection
+        socks[-1].sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # the newest still works
+        assert read_response(socks[-1])[0] == 200
+    finally:
+        for sock in socks:
+            sock.close()
+        server.shutdown()

@@ -281,3 +281,27 @@ def test_parse_duration():
     for bad in ("", "5x", "0s", "-1", "m5", "5 m"):
         with pytest.raises(ValueError):
             parse_duration(bad)
+
+
+LAZY_IMPORTS = """
+import sys
+from tunewatch import cli
+cli.build_parser().parse_args(["scan"])
+heavy = ("bcrypt", "ssl", "tunewatch.serve", "tunewatch.web", "http.server", "prometheus_client")
+assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]
+from tunewatch.serve import start_exporter
+handle = start_exporter("127.0.0.1:0", None, lambda: None)
+handle.stop()
+assert "bcrypt" not in sys.modules, "plain serve imported bcrypt"
+from tunewatch.web import BasicAuth
+BasicAuth(dict(u={hash!r}.encode()))
+assert "bcrypt" in sys.modules
+"""
+
+
+def test_bcrypt_and_the_web_stack_are_imported_only_when_used(password_hash):
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", LAZY_IMPORTS.format(hash=password_hash)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

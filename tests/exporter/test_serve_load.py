@@ -146,8 +146,10 @@ def test_wrong_password_flood_costs_little_cpu(tmp_path, basic_auth_config):
         after = bench_load.cpu_seconds(process.pid)
         own = after["cpu_self"] - before["cpu_self"]
         print(f"\nsame wrong password x400 in {wall:.1f}s: serve CPU {own:.2f}s ({own / 400 * 1000:.1f} ms/request)")
-        assert set(statuses) <= {401, 503} and statuses.get(401, 0) >= 390, statuses
+        # 503: arrived while the one uncached check ran and could not wait for it (1 s)
+        assert set(statuses) <= {401, 503} and statuses.get(401, 0) > 0, statuses
         assert own / 400 < 0.010  # one bcrypt check, then cached: not ~70 ms each
+        assert [http_get(metrics, auth=(USER, "wrong")).status for _ in range(10)] == [401] * 10
 
         # distinct wrong passwords: bcrypt is serialised and duty-cycled (<= 25 % of a core)
         counter = iter(range(10**6))
