@@ -54,7 +54,7 @@ def test_prometheus_scrapes_exporter_tls_exporter_and_textfile(tmp_path, start_e
     secure = start_exporter_inproc(lambda: scan, web_config=tls_web_config)
     textfile_dir = tmp_path / "textfile"
     textfile_dir.mkdir()
-    write_textfile(str(textfile_dir / "tunewatch.prom"), render(scan))
+    write_textfile(str(textfile_dir / "tunewatch.prom"), render(scan, detail=True))  # textfile with detail
     with start_node_exporter(tmp_path / "node", textfile_dir) as node:
         tls = {"insecure_skip_verify": True}
         jobs = [
@@ -75,7 +75,10 @@ def test_prometheus_scrapes_exporter_tls_exporter_and_textfile(tmp_path, start_e
                 assert states(prom, job) == expected, job
             assert prom.query_value(
                 'tunewatch_check_status{job="node",check="irqbalance-disabled",status="fail"}') == 1
-            assert prom.query_value('tunewatch_setting_observed{job="tunewatch",setting="channels.combined"}') == 32
+            # default: counts, not per-setting series; the detail textfile has the setting
+            assert prom.query_value('tunewatch_check_objects{job="tunewatch",check="nic-queue-count",status="fail"}') == 1
+            assert prom.query('tunewatch_setting_observed{job="tunewatch"}') == []
+            assert prom.query_value('tunewatch_setting_observed{job="node",setting="channels.combined"}') == 32
             assert prom.query_value('tunewatch_host_compliant{job="tunewatch-tls"}') == 0
             assert prom.query_value('tunewatch_scan_success{job="tunewatch"}') == 1
             # serve-only counters come from serve, not from the textfile
