@@ -71,6 +71,7 @@ local matcher(label, value) =
   local rebootSince = 'tunewatch_boot_time_seconds{%s}' % c.tunewatchSelector,
   local driverSince = 'max by (instance, job) (instance_interface:tunewatch_nic_driver_change:timestamp{%s})' % c.tunewatchSelector,
   local nicChecks = 'nic-.+|vmxnet3-.+|accelerated-networking',
+  local booted = ' The host booted {{ with printf "tunewatch_boot_time_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query }}{{ . | first | value | humanizeTimestamp }}{{ end }}.',
   local changedNics = ' Changed NICs now: {{ range $i, $n := printf "tunewatch_nic_info{instance=%q,job=%q} and on(instance, job, interface) instance_interface:tunewatch_nic_driver_change:timestamp" $labels.instance $labels.job | query }}{{ if $i }}; {{ end }}{{ $n.Labels.interface }}: driver {{ $n.Labels.driver }} {{ $n.Labels.version }}, firmware {{ $n.Labels.firmware }}{{ end }}.',
 
   prometheusAlerts+:: {
@@ -101,8 +102,8 @@ local matcher(label, value) =
       {
         name: 'tunewatch-reversion',
         rules: [
-          reverted('TuningRevertedAfterReboot', 'critical', c.checkFailingCritical, rebootSince, null, 'a reboot', 'a reboot of'),
-          reverted('TuningRevertedAfterReboot', 'warning', c.checkFailingWarning, rebootSince, null, 'a reboot', 'a reboot of'),
+          reverted('TuningRevertedAfterReboot', 'critical', c.checkFailingCritical, rebootSince, null, 'a reboot', 'a reboot of', booted),
+          reverted('TuningRevertedAfterReboot', 'warning', c.checkFailingWarning, rebootSince, null, 'a reboot', 'a reboot of', booted),
           reverted('TuningRevertedAfterDriverUpdate', 'critical', c.checkFailingCritical, driverSince, nicChecks,
                    'a NIC driver or firmware change', 'a NIC driver update on', changedNics),
           reverted('TuningRevertedAfterDriverUpdate', 'warning', c.checkFailingWarning, driverSince, nicChecks,
