@@ -175,9 +175,12 @@ def test_fleet_through_agents_to_central(tmp_path):
             assert {r["metric"]["instance"] for r in reverted} == {target}
 
             # figures
-            series = int(central.query('count({agent=~"agent-.+"})')[0]["value"][1])  # what the agents sent
             tunewatch_series = int(central.query('count({__name__=~"tunewatch_.+", job="tunewatch"})')[0]["value"][1])
             written = [remote_write_totals(a) for a in (a0, a1)]
+            # what the agents sent: tunewatch_* plus the 5 series Prometheus makes per target
+            others = {r["metric"]["__name__"]: int(r["value"][1]) for r in
+                      central.query('count by (__name__) ({agent=~"agent-.+", __name__!~"tunewatch_.+"})')}
+            series = tunewatch_series + sum(n for name, n in others.items() if name == "up" or name.startswith("scrape_"))
             print(f"\nfleet: {len(targets)} serve targets, split {per_agent} by hashmod; central holds "
                   f"{series} remote-written series ({tunewatch_series} tunewatch_*, "
                   f"{tunewatch_series / len(targets):.1f} per host, default metrics); agents remote-wrote "
