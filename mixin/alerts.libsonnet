@@ -40,7 +40,7 @@ local matcher(label, value) =
 
   // Reversions are about runtime state a reboot or driver reload resets; a `-persistent`
   // check tests configuration, which neither resets (it fails with TunewatchCheckFailing).
-  local reverted(name, level, cfg, since, checks, what) = {
+  local reverted(name, level, cfg, since, checks, what, summary, extra='') = {
     alert: name,
     expr: |||
       (tunewatch_check_status{%(sel)s, status="fail", %(sev)s%(checks)s, check!~".+-persistent"} == 1)
@@ -57,11 +57,11 @@ local matcher(label, value) =
     'for': '5m',
     labels: { severity: level },
     annotations: {
-      summary: '{{ $labels.check }} reverted after ' + what + ' of {{ $labels.instance }}',
+      summary: '{{ $labels.check }} reverted after ' + summary + ' {{ $labels.instance }}',
       description: std.join(' ', [
         'Check {{ $labels.check }} (check severity {{ $labels.check_severity }}, profile {{ $labels.profile }})',
         'passed on {{ $labels.instance }}' + host + ' up to ' + what + ' and has failed since:',
-        'the setting was applied at runtime only, or its boot-time mechanism did not run.',
+        'the setting was applied at runtime only, or its boot-time mechanism did not run.' + extra,
         count('fail', 'fail') + objects('fail') + '.',
         details,
       ]),
@@ -71,6 +71,8 @@ local matcher(label, value) =
   local rebootSince = 'tunewatch_boot_time_seconds{%s}' % c.tunewatchSelector,
   local driverSince = 'max by (instance, job) (instance_interface:tunewatch_nic_driver_change:timestamp{%s})' % c.tunewatchSelector,
   local nicChecks = 'nic-.+|vmxnet3-.+|accelerated-networking',
+  local booted = ' The host booted {{ with printf "tunewatch_boot_time_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query }}{{ . | first | value | humanizeTimestamp }}{{ end }}.',
+  local changedNics = ' Changed NICs now: {{ range $i, $n := printf "tunewatch_nic_info{instance=%q,job=%q} and on(instance, job, interface) instance_interface:tunewatch_nic_driver_change:timestamp" $labels.instance $labels.job | query }}{{ if $i }}; {{ end }}{{ $n.Labels.interface }}: driver {{ $n.Labels.driver }} {{ $n.Labels.version }}, firmware {{ $n.Labels.firmware }}{{ end }}.',
 
   prometheusAlerts+:: {
     groups+: [
@@ -100,12 +102,12 @@ local matcher(label, value) =
       {
         name: 'tunewatch-reversion',
         rules: [
-          reverted('TuningRevertedAfterReboot', 'critical', c.checkFailingCritical, rebootSince, null, 'a reboot'),
-          reverted('TuningRevertedAfterReboot', 'warning', c.checkFailingWarning, rebootSince, null, 'a reboot'),
+          reverted('TuningRevertedAfterReboot', 'critical', c.checkFailingCritical, rebootSince, null, 'a reboot', 'a reboot of', booted),
+          reverted('TuningRevertedAfterReboot', 'warning', c.checkFailingWarning, rebootSince, null, 'a reboot', 'a reboot of', booted),
           reverted('TuningRevertedAfterDriverUpdate', 'critical', c.checkFailingCritical, driverSince, nicChecks,
-                   'a NIC driver or firmware change'),
+                   'a NIC driver or firmware change', 'a NIC driver update on', changedNics),
           reverted('TuningRevertedAfterDriverUpdate', 'warning', c.checkFailingWarning, driverSince, nicChecks,
-                   'a NIC driver or firmware change'),
+                   'a NIC driver or firmware change', 'a NIC driver update on', changedNics),
           {
             // Runtime OK, boot-time configuration missing. Twins: `<id>` is persisted by
             // `<id>-persistent`, except that nic-settings-persistent persists nic-queue-count and

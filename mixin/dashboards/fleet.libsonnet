@@ -20,7 +20,7 @@ local ratio(by) =
       'Tuning compliance across hosts (tunewatch serve and node_exporter textfile hosts alike). Click a host to open its detail, a check to open its runbook section.',
       [
         g.row('Fleet', 0),
-        g.stat('Hosts', 'Hosts reporting tunewatch results (job, instance and profile filters apply).', 'none',
+        g.stat('Hosts reporting', 'Hosts reporting tunewatch results (job, instance and profile filters apply).', 'none',
                'count(tunewatch_host_compliant{%s})' % sp(), [0, 1, 4, 4]),
         g.stat('Compliant hosts', 'Hosts where no selected check fails or errors.', 'none',
                'sum(tunewatch_host_compliant{%s})' % sp(), [4, 1, 4, 4]),

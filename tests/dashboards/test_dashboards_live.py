@@ -47,6 +47,7 @@ RULE_FILES = sorted((REPO / "rules").glob("*.rules.yml"))
 
 # Grafana variables -> values that select every target of this test Prometheus.
 LIVE_VARS = {"$__rate_interval": "1m", "$__interval": "15s", "$__range": "2m", "${instance}": ".+",
+             "${job}": ".+", "$job": ".+",
              "$instance": ".+", "${profile}": ".+", "$profile": ".+"}
 
 # Panels that only have data in a given scenario, with the reason; everything else must return data.
@@ -116,7 +117,9 @@ def live_prometheus(tmp_path_factory):
     handles = []
     try:
         for scan in scans():
-            handles.append(start_exporter(f"{LOOPBACK}:0", None, lambda scan=scan: scan, make_renderer(), 60.0, 30.0))
+            # detail on: this layer checks every panel, the Detail rows included
+            handles.append(start_exporter(f"{LOOPBACK}:0", None, lambda scan=scan: scan, make_renderer(detail=True),
+                                          60.0, 30.0))
         targets = [f"{LOOPBACK}:{h.server.port}" for h in handles]
         with start_prometheus(tmp_path_factory.mktemp("prom"), [static_job("tunewatch", *targets)],
                               rule_files=RULE_FILES) as prom:
@@ -124,7 +127,7 @@ def live_prometheus(tmp_path_factory):
             # recording rules and ALERTS need a few evaluations (1 s interval)
             prom.wait_for_query("instance:tunewatch_compliance:ratio", lambda r: len(r) == 2, timeout=20)
             for record in ("profile_check:tunewatch_compliance:ratio", "profile:tunewatch_compliance:ratio",
-                           "severity:tunewatch_checks_failing:count", "instance:tunewatch_checks_failing:count"):
+                           "check_severity:tunewatch_checks_failing:count", "instance:tunewatch_checks_failing:count"):
                 prom.wait_for_query(record, timeout=20)  # each rule group runs on its own schedule
             prom.wait_for_query('ALERTS{alertname="TuningNotPersistent"}', timeout=20)
             yield prom
@@ -160,23 +163,34 @@ NFS_HOSTS = {"sas-anf"}
 
 # Host dashboard: the hosts on which a panel / annotation must return data (default: every
 # host). Elsewhere it may be empty because the host has nothing of the kind.
+# Served with --metrics.detail: the host dashboard's Detail rows have data only there. The
+# other hosts export the default series and every non-detail panel must work for them.
+DETAIL_HOSTS = {"vmware-vmxnet3-default", "vmware-vmxnet3-tuned", "sas-anf"}
+
 HOST_SCOPE: dict[str, set[str]] = {
     "NIC drivers": NIC_HOSTS,
-    "Queues vs limit": NIC_HOSTS,
+    # object counts are exported when non-zero: hosts with failing objects
+    "Checks now/B": {"azure-m-rebooted", "vmware-vmxnet3-default", SWITCHED},
+    "CPUs per NUMA node": NIC_HOSTS,  # by default the nodes that hold NIC data IRQs
     "Data IRQs per NUMA node": NIC_HOSTS,
-    "IRQ-to-CPU placement": NIC_HOSTS,
-    "IRQ placement over time": NIC_HOSTS,
-    "Settings: observed vs expected": VMXNET3_HOSTS,
-    "rx-usecs and rings over time": VMXNET3_HOSTS,
-    "NFS mount options": NFS_HOSTS,
-    "NFS read-ahead (KiB)": NFS_HOSTS,
-    "sunrpc slot tables and nconnect": NFS_HOSTS,
-    "Dirty page settings": NFS_HOSTS,
-    "sysctl drift": NFS_HOSTS,
+    # Detail rows (--metrics.detail)
+    "Objects": DETAIL_HOSTS,
+    "Queues vs limit": NIC_HOSTS & DETAIL_HOSTS,
+    "IRQ-to-CPU placement": NIC_HOSTS & DETAIL_HOSTS,
+    "IRQ placement over time": NIC_HOSTS & DETAIL_HOSTS,
+    "Settings: observed vs expected": VMXNET3_HOSTS & DETAIL_HOSTS,
+    "rx-usecs and rings over time": VMXNET3_HOSTS & DETAIL_HOSTS,
+    "NFS objects": NFS_HOSTS & DETAIL_HOSTS,
+    "NFS read-ahead": NFS_HOSTS & DETAIL_HOSTS,
+    "sunrpc slot tables and nconnect": NFS_HOSTS & DETAIL_HOSTS,
+    "Dirty page settings": NFS_HOSTS & DETAIL_HOSTS,
+    "sysctl drift": NFS_HOSTS & DETAIL_HOSTS,
     # only a host whose boot time / NIC driver changed while Prometheus watched has one
     "annotation:Reboots": {SWITCHED},
     "annotation:NIC driver/firmware changes": {SWITCHED},
 }
+# Detail panels must be empty on a host without --metrics.detail (it really is opt-in).
+DETAIL_PANELS = {title for title, scope in HOST_SCOPE.items() if scope and scope <= DETAIL_HOSTS}
 
 # Queries allowed to return no data at all in this fleet, with the reason. Empty: the fleet
 # covers every panel (the switched host provides the reboot, driver change and reversion
@@ -194,7 +208,8 @@ class CliFleet:
 
     def variables(self, dashboard: grafana.Dashboard, instance: str | list[str], profile: str | list[str]):
         variables = dashboard.variables()
-        return {"instance": grafana.interpolate_value(variables["instance"], instance),
+        return {"job": grafana.interpolate_value(variables["job"], "$__all"),
+                "instance": grafana.interpolate_value(variables["instance"], instance),
                 "profile": grafana.interpolate_value(variables["profile"], profile),
                 "datasource": "prometheus"}
 
@@ -227,12 +242,15 @@ def cli_fleet(tmp_path_factory):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode in (0, 2), done.stderr
 
-    specs = [(name, example(name), EXAMPLE_PROFILES[name]) for name in SERVED]
+    specs = [(name, example(name), EXAMPLE_PROFILES[name]) for name in SERVED if name not in DETAIL_HOSTS]
     specs.append((SWITCHED, switched.link, "azure-sap-hana"))
+    detail_specs = [(name, example(name), EXAMPLE_PROFILES[name]) for name in SERVED if name in DETAIL_HOSTS]
     # One scan at start-up is all a static snapshot needs; the switched host is rescanned on
     # request (POST /-/rescan) right after the switch, so no scan can straddle it.
-    with start_serves(base / "serve", specs, interval="1h") as served, \
+    with start_serves(base / "serve", specs, interval="1h") as default_served, \
+            start_serves(base / "serve-detail", detail_specs, interval="1h", extra_args=["--metrics.detail"]) as detailed, \
             start_node_exporter(base / "node", textfile_dir) as node:
+        served = [*default_served, *detailed]
         by_name = {s.name: s for s in served}
         instances = {s.address: s.name for s in served}
         instances[node.address] = TEXTFILE
@@ -259,7 +277,7 @@ def cli_fleet(tmp_path_factory):
             for record in ("instance:tunewatch_compliance:ratio", "instance:tunewatch_checks_failing:count"):
                 wait(record, lambda r: len(r) == len(FLEET))
             for record in ("profile_check:tunewatch_compliance:ratio", "profile:tunewatch_compliance:ratio",
-                           "severity:tunewatch_checks_failing:count", "check:tunewatch_compliance:ratio"):
+                           "check_severity:tunewatch_checks_failing:count", "check:tunewatch_compliance:ratio"):
                 wait(record)
             yield CliFleet(prom, instances)
 
@@ -275,9 +293,12 @@ HOST_QUERIES = HOST_DASHBOARD.queries()
 def test_cli_fleet_variables_offer_every_host_and_profile(cli_fleet):
     for dashboard in (FLEET_DASHBOARD, HOST_DASHBOARD):
         variables = {q.title: q for q in dashboard.queries() if q.kind == "variable"}
-        _, instances = grafana.run(cli_fleet.prom, variables["instance"], {}, dashboard.range_seconds)
+        _, jobs = grafana.run(cli_fleet.prom, variables["job"], {}, dashboard.range_seconds)
+        assert sorted(r["value"] for r in jobs) == ["node", "tunewatch"], dashboard.name  # both routes
+        _, instances = grafana.run(cli_fleet.prom, variables["instance"], {"job": ".+"}, dashboard.range_seconds)
         assert sorted(r["value"] for r in instances) == sorted(cli_fleet.instances), dashboard.name
-        _, profiles = grafana.run(cli_fleet.prom, variables["profile"], {}, dashboard.range_seconds)
+        _, profiles = grafana.run(cli_fleet.prom, variables["profile"], {"job": ".+", "instance": ".+"},
+                                  dashboard.range_seconds)
         assert sorted(r["value"] for r in profiles) == sorted(set(EXAMPLE_PROFILES.values())), dashboard.name
 
 
@@ -299,13 +320,15 @@ def test_cli_host_dashboard_query_per_host(cli_fleet, query):
     if query.id in NO_DATA_ALLOWED:
         pytest.skip(NO_DATA_ALLOWED[query.id])
     scope_key = f"annotation:{query.title}" if query.kind == "annotation" else query.title
-    scope = HOST_SCOPE.get(scope_key, set(FLEET))
+    scope = HOST_SCOPE.get(f"{scope_key}/{query.ref}", HOST_SCOPE.get(scope_key, set(FLEET)))
     missing, leaked = [], []
     for instance, name in sorted(cli_fleet.instances.items(), key=lambda kv: kv[1]):
         variables = cli_fleet.variables(HOST_DASHBOARD, instance, "$__all")
         promql, result = grafana.run(cli_fleet.prom, query, variables, HOST_DASHBOARD.range_seconds)
         if name in scope and not result:
             missing.append(f"{name} ({instance}): {promql}")
+        if query.title in DETAIL_PANELS and name not in DETAIL_HOSTS and result:
+            leaked.append(f"{name}: detail series without --metrics.detail: {result[:1]}")
         if query.kind != "variable":
             leaked += [f"{name}: {r['metric']}" for r in result
                        if r["metric"].get("instance", instance) != instance]

@@ -29,7 +29,8 @@ PANEL_TYPES = {"row", "stat", "timeseries", "table", "state-timeline", "bargauge
 GRAFANA_VARS = {
     "$__rate_interval": "5m", "${__rate_interval}": "5m", "$__interval": "1m", "${__interval}": "1m",
     "$__range": "1h", "${__range}": "1h", "$__range_s": "3600", "$__interval_ms": "60000",
-    "${instance}": "host:19847", "$instance": "host:19847", "${profile}": "azure-sap-hana",
+    "${instance}": "host:19847", "$instance": "host:19847", "${job}": "tunewatch", "$job": "tunewatch",
+    "${profile}": "azure-sap-hana",
     "$profile": "azure-sap-hana", "${datasource}": "prometheus", "$datasource": "prometheus",
 }
 
@@ -207,16 +208,61 @@ def test_datasource_variable_everywhere(dashboard):
 
 def test_template_variables(dashboard):
     variables = {v["name"]: v for v in dashboard["templating"]["list"]}
-    assert set(variables) >= {"datasource", "instance", "profile"}
-    assert variables["instance"]["definition"] == "label_values(tunewatch_host_info, instance)"
-    assert variables["profile"]["definition"] == "label_values(tunewatch_check_status, profile)"
-    text = json.dumps(dashboard["panels"])
-    assert "$instance" in text and "$profile" in text
+    assert list(variables) == ["datasource", "job", "instance", "profile"]
+    # the job variable carries the mixin's tunewatchSelector: both routes by default
+    assert variables["job"]["definition"] == 'label_values(tunewatch_build_info{job=~"tunewatch|node"}, job)'
+    assert variables["instance"]["definition"] == 'label_values(tunewatch_build_info{job=~"$job"}, instance)'
+    assert variables["profile"]["definition"] == \
+        'label_values(tunewatch_check_status{job=~"$job", instance=~"$instance"}, profile)'
+    for name in ("job", "instance", "profile"):
+        assert variables[name]["multi"] and variables[name]["includeAll"] and variables[name]["allValue"] == ".+"
+    for where, expr in queries(dashboard):
+        if where.startswith("panel") or where.startswith("annotation"):
+            assert 'job=~"$job"' in expr and 'instance=~"$instance"' in expr, (where, expr)
+
+
+def test_every_panel_has_a_unit_and_a_description(dashboard):
+    for panel in all_panels(dashboard):
+        if panel["type"] == "row":
+            continue
+        assert panel.get("description", "").strip(), panel["title"]
+        assert panel["fieldConfig"]["defaults"].get("unit"), panel["title"]
+
+
+def test_links_to_host_dashboard_and_runbook():
+    """Fleet: a host row opens the host dashboard; a failing check opens its runbook section."""
+    fleet, host = (load(REPO / "dashboards" / n) for n in ("tunewatch-fleet.json", "tunewatch-host.json"))
+
+    def links(dashboard, title, column):
+        panel = next(p for p in all_panels(dashboard) if p["title"] == title and p["type"] != "row")
+        for override in panel["fieldConfig"]["overrides"]:
+            if override["matcher"] == {"id": "byName", "options": column}:
+                return [v for prop in override["properties"] if prop["id"] == "links" for v in prop["value"]]
+        return []
+    for title in ("Failing checks", "Hosts", "Hosts whose settings reverted"):
+        [link] = links(fleet, title, "instance")
+        assert link["url"].startswith(f"/d/{host['uid']}/") and "var-instance=${__value.raw}" in link["url"]
+        assert "var-job=${__data.fields.job}" in link["url"]
+    anchors = _runbook_anchors()
+    for dashboard, title in ((fleet, "Failing checks"), (fleet, "Hosts whose settings reverted"),
+                             (host, "Checks now"), (host, "Objects")):
+        [link] = links(dashboard, title, "check")
+        base, anchor = link["url"].split("#", 1)
+        assert base.endswith("/docs/runbook.md") and anchor == "${__value.raw}", link
+    # the value is a check id: every check id has a runbook section
+    from rules.test_rules import CHECK_IDS
+    assert set(CHECK_IDS) <= anchors
+
+
+def _runbook_anchors() -> set[str]:
+    from rules.test_rules import runbook_anchors
+    return runbook_anchors()
 
 
 def test_reboot_and_driver_annotations(dashboard):
     exprs = " ".join(a.get("expr", "") for a in dashboard["annotations"]["list"])
     assert "changes(tunewatch_boot_time_seconds" in exprs
+    assert not load(REPO / "dashboards" / "tunewatch-fleet.json")["editable"]
     assert "tunewatch_nic_info" in exprs
 
 

@@ -54,7 +54,7 @@ def test_prometheus_scrapes_exporter_tls_exporter_and_textfile(tmp_path, start_e
     secure = start_exporter_inproc(lambda: scan, web_config=tls_web_config)
     textfile_dir = tmp_path / "textfile"
     textfile_dir.mkdir()
-    write_textfile(str(textfile_dir / "tunewatch.prom"), render(scan))
+    write_textfile(str(textfile_dir / "tunewatch.prom"), render(scan, detail=True))  # textfile with detail
     with start_node_exporter(tmp_path / "node", textfile_dir) as node:
         tls = {"insecure_skip_verify": True}
         jobs = [
@@ -75,7 +75,10 @@ def test_prometheus_scrapes_exporter_tls_exporter_and_textfile(tmp_path, start_e
                 assert states(prom, job) == expected, job
             assert prom.query_value(
                 'tunewatch_check_status{job="node",check="irqbalance-disabled",status="fail"}') == 1
-            assert prom.query_value('tunewatch_setting_observed{job="tunewatch",setting="channels.combined"}') == 32
+            # default: counts, not per-setting series; the detail textfile has the setting
+            assert prom.query_value('tunewatch_check_objects{job="tunewatch",check="nic-queue-count",status="fail"}') == 1
+            assert prom.query('tunewatch_setting_observed{job="tunewatch"}') == []
+            assert prom.query_value('tunewatch_setting_observed{job="node",setting="channels.combined"}') == 32
             assert prom.query_value('tunewatch_host_compliant{job="tunewatch-tls"}') == 0
             assert prom.query_value('tunewatch_scan_success{job="tunewatch"}') == 1
             # serve-only counters come from serve, not from the textfile
@@ -197,3 +200,123 @@ def test_cli_serve_bad_web_config_fails_fast(tmp_path):
                               f"{LOOPBACK}:{free_port()}", "--web.config.file", str(bad)),
                           capture_output=True, text=True, timeout=30, env={**os.environ})
     assert done.returncode != 0 and "basic_auth_users.alice" in done.stderr
+
+
+# --- the textfile route: exit codes, the shipped systemd units, node_exporter -------------
+
+CONTRIB = REPO / "contrib"
+TEXTFILE_PATH = "/var/lib/prometheus/node-exporter/tunewatch.prom"
+
+
+def test_cli_textfile_exit_codes(tmp_path):
+    """`--output F` exits 0 once F is written, whatever the checks say; `--exit-code` keeps the
+    compliance exit code; stdout keeps it too; an unwritable F is an error (1), not 0."""
+    need_cli("scan")
+    root = need_example("azure-m-rebooted")  # checks fail: compliance exit code 2
+    base = cli("scan", "--root", str(root), "--profile", "azure-sap-hana", "--format", "prometheus")
+    out = tmp_path / "tunewatch.prom"
+    done = subprocess.run([*base, "--output", str(out)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert 'tunewatch_host_compliant{profile="azure-sap-hana"} 0.0' in out.read_text()
+    done = subprocess.run([*base, "--output", str(out), "--exit-code"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    done = subprocess.run(base, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "tunewatch_check_status" in done.stdout
+    done = subprocess.run([*base, "--output", str(tmp_path / "missing-dir" / "x.prom")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and "tunewatch: error:" in done.stderr and "Traceback" not in done.stderr
+    # detail is opt-in on the textfile too
+    done = subprocess.run([*base, "--output", str(out), "--metrics.detail"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and "tunewatch_object_status{" in out.read_text()
+
+
+def test_one_textfile_path_everywhere():
+    """The docs, the help and the units name the same textfile path (Debian's directory)."""
+    need_cli("scan")
+    done = subprocess.run(cli("scan", "--help"), capture_output=True, text=True, timeout=30)
+    help_text = " ".join(done.stdout.split())
+    assert TEXTFILE_PATH in help_text
+    done = subprocess.run(cli("--help"), capture_output=True, text=True, timeout=30)
+    assert TEXTFILE_PATH in done.stdout
+    for path in [CONTRIB / "systemd" / "tunewatch-textfile.service", CONTRIB / "README.md",
+                 REPO / "docs" / "metrics.md"]:
+        assert TEXTFILE_PATH in path.read_text(), path
+    for path in [*REPO.glob("docs/*.md"), *CONTRIB.rglob("*"), REPO / "dashboards" / "README.md"]:
+        if path.is_file():
+            text = path.read_text()
+            assert "/var/lib/node_exporter" not in text and "textfile_collector/" not in text, path
+
+
+def systemd_root(tmp_path: Path) -> Path:
+    """A root for `systemd-analyze --root`: the host's unit directory (sysinit.target & co.),
+    the shipped units in etc/systemd/system, and `tunewatch` in usr/local/bin (systemd's fixed
+    search path for a bare ExecStart name) running this tree's CLI."""
+    import shutil
+    root = tmp_path / "root"
+    (root / "etc/systemd/system").mkdir(parents=True)
+    (root / "usr/local/bin").mkdir(parents=True)
+    units = Path("/usr/lib/systemd/system")
+    if not units.is_dir():
+        pytest.skip("no /usr/lib/systemd/system on this host")
+    shutil.copytree(units, root / "usr/lib/systemd/system", symlinks=True)
+    for unit in (CONTRIB / "systemd").glob("tunewatch-textfile.*"):
+        shutil.copy(unit, root / "etc/systemd/system" / unit.name)
+    wrapper = root / "usr/local/bin/tunewatch"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m tunewatch.cli \"$@\"\n")
+    wrapper.chmod(0o755)
+    return root
+
+
+def systemd_analyze() -> str:
+    import shutil
+    path = shutil.which("systemd-analyze")
+    if path is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("systemd-analyze not installed (Debian package systemd)")
+        pytest.skip("systemd-analyze not installed (Debian package systemd)")
+    return path
+
+
+def test_systemd_units_verify(tmp_path):
+    analyze = systemd_analyze()
+    root = systemd_root(tmp_path)
+    units = [str(root / "etc/systemd/system" / n) for n in ("tunewatch-textfile.service", "tunewatch-textfile.timer")]
+    done = subprocess.run([analyze, f"--root={root}", "verify", *units], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and not done.stderr.strip(), done.stdout + done.stderr
+    # the check is real: without the command the service does not verify
+    (root / "usr/local/bin/tunewatch").unlink()
+    done = subprocess.run([analyze, f"--root={root}", "verify", units[0]], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "tunewatch" in done.stderr, done.stderr
+
+
+def service_command(textfile: Path, extra_args: str) -> list[str]:
+    """The service's ExecStart as systemd would run it: $TUNEWATCH_ARGS split into words,
+    `tunewatch` found on systemd's search path; only the output path is this test's."""
+    import shlex
+    unit = (CONTRIB / "systemd" / "tunewatch-textfile.service").read_text()
+    [line] = [l for l in unit.splitlines() if l.startswith("ExecStart=")]
+    words = shlex.split(line.split("=", 1)[1])
+    assert words[0] == "tunewatch" and TEXTFILE_PATH in words and words[-1] == "$TUNEWATCH_ARGS"
+    words = [str(textfile) if w == TEXTFILE_PATH else w for w in words[1:-1]] + shlex.split(extra_args)
+    return cli(*words)
+
+
+def test_textfile_service_feeds_node_exporter_and_the_rules(tmp_path):
+    """The timer's command on a failing snapshot exits 0 (the unit succeeds), node_exporter's
+    textfile collector serves it, and the shipped rules see a failing check for job="node"."""
+    root = need_example("azure-m-rebooted")
+    textfile_dir = tmp_path / "node-exporter"
+    textfile_dir.mkdir()
+    done = subprocess.run(service_command(textfile_dir / "tunewatch.prom",
+                                          f"--root {root} --profile azure-sap-hana"),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in textfile_dir.iterdir()) == ["tunewatch.prom"]
+    rules = sorted((REPO / "rules").glob("*.rules.yml"))
+    with start_node_exporter(tmp_path / "node", textfile_dir) as node, \
+            start_prometheus(tmp_path / "prom", [static_job("node", node.address)], rule_files=rules) as prom:
+        assert "node_textfile_scrape_error 0" in node.metrics().text
+        prom.wait_for_query('instance:tunewatch_checks_failing:count{job="node"} > 0')
+        prom.wait_for_query('ALERTS{alertname="TunewatchCheckFailing",job="node",check="irqbalance-disabled"}')
+        assert prom.query('ALERTS{alertname=~"TunewatchExporterDown|TunewatchResultsMissing"}') == []

@@ -173,8 +173,10 @@ def prometheus_config(scrape_configs: Iterable[dict], rule_files: Iterable[str |
 def start_prometheus(workdir: Path, scrape_configs: Iterable[dict] = (), *, rule_files: Iterable[str | Path] = (),
                      alertmanagers: Iterable[str] = (), scrape_interval: str = "1s",
                      evaluation_interval: str = "1s", extra_args: Sequence[str] = (),
-                     config: dict | None = None) -> Iterator[Prometheus]:
-    """Run Prometheus with a temp config and TSDB in `workdir`; `config` replaces the generated one."""
+                     config: dict | None = None, agent: bool = False) -> Iterator[Prometheus]:
+    """Run Prometheus with a temp config and TSDB in `workdir`; `config` replaces the generated one.
+    `agent`: agent mode (scrape and remote-write only; its WAL in `workdir`), the feature flag
+    of Prometheus 2.x (`--enable-feature=agent`; 3.x spells it `--agent`)."""
     binary = require_binary("prometheus")
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -183,15 +185,34 @@ def start_prometheus(workdir: Path, scrape_configs: Iterable[dict] = (), *, rule
                                                               scrape_interval, evaluation_interval)
     config_path.write_text(yaml.safe_dump(doc, sort_keys=False))
 
+    storage = ([agent_flag(binary), f"--storage.agent.path={workdir / 'data'}"] if agent
+               else [f"--storage.tsdb.path={workdir / 'data'}"])
+
     def argv(port: int) -> list[str]:
-        return [binary, f"--config.file={config_path}", f"--storage.tsdb.path={workdir / 'data'}",
+        return [binary, f"--config.file={config_path}", *storage,
                 f"--web.listen-address={LOOPBACK}:{port}", "--web.enable-lifecycle", "--log.level=warn",
                 *extra_args]
-    process, port = _start_with_port(argv, workdir, "prometheus", "/-/ready")
+    process, port = _start_with_port(argv, workdir, "prometheus-agent" if agent else "prometheus", "/-/ready")
     try:
         yield Prometheus(process, port, config_path)
     finally:
         process.stop()
+
+
+def prometheus_major(binary: str) -> int:
+    done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
+    words = (done.stdout + done.stderr).split()
+    version = words[words.index("version") + 1] if "version" in words else "2"
+    return int(version.split(".")[0])
+
+
+def agent_flag(binary: str) -> str:
+    return "--agent" if prometheus_major(binary) >= 3 else "--enable-feature=agent"
+
+
+def remote_write_receiver_flag(binary: str | None = None) -> str:
+    """Prometheus >= 2.33 (Debian 12 ships 2.42): --web.enable-remote-write-receiver."""
+    return "--web.enable-remote-write-receiver"
 
 
 # --- node_exporter ------------------------------------------------------------------------

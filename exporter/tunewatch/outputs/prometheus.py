@@ -105,9 +105,14 @@ def scan_families(result: Any, detail: bool = False) -> list[Metric]:
     compliant = _gauge("tunewatch_host_compliant", "1 when no selected check fails or errors, else 0.", ("profile",))
     compliant.add_metric([profile], 0.0 if any(c.status in NOT_COMPLIANT for c in result.results) else 1.0)
 
+    placement = _irq_placement(result, dense=detail)
+    # By default the CPUs of the nodes that hold data IRQs (what the placement panels
+    # compare against); every node with detail. So the default never grows with the number
+    # of NUMA nodes on a host where nothing applies.
+    irq_nodes = None if detail else {s.labels["node"] for s in placement.samples}
     families: list[Metric] = [check_status, check_objects, compliant]
-    families += _host_families(result)
-    families.append(_irq_placement(result, dense=detail))
+    families += _host_families(result, irq_nodes)
+    families.append(placement)
     if detail:
         families += _detail_families(result)
     content = _gauge("tunewatch_content_info", "Loaded content: profile and short digest.", ("profile", "digest"))
@@ -165,7 +170,7 @@ def _detail_families(result: Any) -> list[Metric]:
     return [object_status, observed, expected, *irq_gauges.values()]
 
 
-def _host_families(result: Any) -> list[Metric]:
+def _host_families(result: Any, numa_nodes: set[str] | None) -> list[Metric]:
     families: list[Metric] = []
     host = result.host
     if host is not None:
@@ -178,7 +183,8 @@ def _host_families(result: Any) -> list[Metric]:
             families.append(boot)
     numa = _gauge("tunewatch_numa_node_cpus", "Online logical CPUs of each NUMA node.", ("node",))
     for node, cpus in sorted(result.numa_node_cpus.items()):
-        numa.add_metric([str(node)], float(cpus))
+        if numa_nodes is None or str(node) in numa_nodes:
+            numa.add_metric([str(node)], float(cpus))
     nics = _gauge("tunewatch_nic_info", "Driver identity of an in-scope NIC.",
                   ("interface", "driver", "version", "firmware", "bus"))
     seen: set[str] = set()
