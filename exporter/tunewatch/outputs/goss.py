@@ -345,7 +345,8 @@ def render(view: HostView, files_in_root: bool = False, allow_command: bool = Fa
     if "mount" in x.resources:
         head.append("note: goss statfs()s every mount point it tests, which hangs on an unresponsive hard NFS mount")
     body = yaml.safe_dump(x.resources, sort_keys=False, default_flow_style=False, width=1000) if x.resources else "{}\n"
-    tail = ["", "not exported:"] + [f"  {check} {obj}: {reason}" for check, obj, reason in x.omitted]
+    tail = ["", "not exported:"] + ([f"  {check} {obj}: {reason}" for check, obj, reason in x.omitted]
+                                    or ["  nothing: every selected check is exported"])
     return "".join(f"# {line}\n" for line in head) + body + "".join(f"#{(' ' + l) if l else ''}\n" for l in tail)
 
 
