@@ -162,11 +162,43 @@ def test_ansible_syntax_check(case, tmp_path):
     playbook = tmp_path / "fix.yml"
     tunewatch("remediate", "--format", "ansible", "--root", str(root), "--profile", profile, "--output", str(playbook))
     checked = subprocess.run([playbook_bin, "-i", "localhost,", "--syntax-check", str(playbook)],
-                             capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                             env={**ENV, "LC_ALL": "C.UTF-8", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-                                  "ANSIBLE_HOME": str(tmp_path / "ansible-home")})
+                             capture_output=True, text=True, cwd=tmp_path, timeout=120, env=ansible_env(tmp_path))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "ansible.builtin" in playbook.read_text()
+
+
+def ansible_env(tmp_path: Path) -> dict[str, str]:
+    return {**ENV, "LC_ALL": "C.UTF-8", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+            "ANSIBLE_HOME": str(tmp_path / "ansible-home"), "ANSIBLE_NOCOLOR": "1"}
+
+
+@pytest.mark.parametrize("name", ["azure-m-rebooted", "sas-anf-broken"])
+def test_ansible_applied_to_a_copy_fixes_the_persistent_checks(name, tmp_path):
+    """The playbook run for real (connection local, `-e tunewatch_root=` a copy): the same
+    persistent checks pass afterwards, and a second run reports changed=0 and changes no file."""
+    playbook_bin = need("ansible-playbook")
+    if os.geteuid() != 0:
+        pytest.skip("the playbook writes root-owned files")
+    example, profile, breaker = CASES[name]
+    root = copy_example(example, tmp_path / "root")
+    if breaker:
+        breaker(root)
+    playbook = tmp_path / "fix.yml"
+    tunewatch("remediate", "--format", "ansible", "--root", str(root), "--profile", profile, "--output", str(playbook))
+    targeted = persistent_checks(scan(root, profile))
+    argv = [playbook_bin, "-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
+            "-e", f"tunewatch_root={root}", "--tags", "persistent", str(playbook)]
+
+    first = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=ansible_env(tmp_path), timeout=600)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    after = scan(root, profile)
+    assert {cid: after[cid]["status"] for cid in targeted} == dict.fromkeys(targeted, "pass")
+
+    snapshot = tree(root)
+    second = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=ansible_env(tmp_path), timeout=600)
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert re.search(r"localhost\s+: ok=\d+\s+changed=0\s", second.stdout), second.stdout[-1500:]
+    assert tree(root) == snapshot
 
 
 def test_nothing_failed_nothing_to_do(tmp_path):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 
 from .. import __version__
-from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, MaskUnit, Note, Plan,
+from .steps import (MANUAL, change_lines, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, MaskUnit, Note, Plan,
                     WriteFile)
 
 PRELUDE = r'''set -euo pipefail
@@ -154,9 +154,7 @@ def render_bash(plan: Plan) -> str:
            "# TUNEWATCH_APPLY=runtime|persistent picks a phase (default: both on /, persistent under DIR).",
            "# Running it again changes nothing that is already right.",
            "#", "# What it changes:"]
-    for step in plan.steps:
-        if step.phase != MANUAL:
-            out.append(f"#   [{step.phase}] {step.check} {step.object}: {_comment(step.summary)}")
+    out += [f"#   {line}" for line in change_lines(plan)]
     manual = plan.phase(MANUAL)
     if manual:
         out += ["#", "# Left to you (not automated):"]

@@ -86,3 +86,19 @@ class Plan:
 
     def phase(self, phase: str) -> list[Step]:
         return [s for s in self.steps if s.phase == phase]
+
+
+def change_lines(plan: Plan, fold: int = 3) -> list[str]:
+    """One header line per change; more than `fold` steps of one check on one NIC (its IRQs)
+    become one line."""
+    groups: dict[tuple[str, str, str], list[Step]] = {}
+    for step in plan.steps:
+        if step.phase != MANUAL:
+            groups.setdefault((step.phase, step.check, step.object.split("/")[0]), []).append(step)
+    lines = []
+    for (phase, check, base), steps in groups.items():
+        if len(steps) > fold:
+            lines.append(f"[{phase}] {check} {base}: {len(steps)} changes ({' '.join(steps[0].summary.split())}, ...)")
+        else:
+            lines += [f"[{phase}] {s.check} {s.object}: {' '.join(s.summary.split())}" for s in steps]
+    return lines
