@@ -22,7 +22,9 @@ from ..parsers.ethtool_args import parse_ethtool_options
 from ..parsers.cpulist import format_cpulist
 from ..parsers.shellvars import parse_shell_assignments
 from ..parsers.sysctl_conf import parse_sysctl_conf
+from ..errors import FactError, ParseError
 from ..facts.sysctl import sysctl_files
+from ..facts.tuned import _load as load_tuned_profile
 from . import targets
 from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, MaskUnit, Note,
                     Step, WriteFile)
@@ -105,13 +107,15 @@ def sysctl(ctx: Context, sel, result):
         yield Step(sel.check.id, key, PERSISTENT, f"set {key} = {value} in /{targets.SYSCTL_DROPIN}",
                    EnsureLine(targets.SYSCTL_DROPIN, key_re, f"{key} = {value}"))
         ours = targets.SYSCTL_DROPIN.rsplit("/", 1)[1]
-        for rel in sysctl_files(ctx.facts.fs):  # a later file (or sysctl.conf, last for procps) would win
+        for rel in sysctl_files(ctx.facts.fs):
+            # admins' files (etc/) that set another value would confuse the next reader, and a later
+            # file (sysctl.conf is last for procps `sysctl --system`) would win over the drop-in
             name = rel.rsplit("/", 1)[1]
-            if rel == targets.SYSCTL_DROPIN or (rel != "etc/sysctl.conf" and name <= ours):
+            if rel == targets.SYSCTL_DROPIN or not (rel.startswith("etc/") or name > ours):
                 continue
             text = ctx.facts.fs.read_text(rel) or ""
             if any(s.key == key and s.value.split() != value.split() for s in parse_sysctl_conf(text, rel)):
-                yield Step(sel.check.id, key, PERSISTENT, f"comment out {key} in /{rel} (it would override the drop-in)",
+                yield Step(sel.check.id, key, PERSISTENT, f"comment out the other {key} value in /{rel}",
                            CommentOut(rel, key_re))
 
 
@@ -147,10 +151,14 @@ def fstab_steps(ctx: Context):
     for mount_point, wanted in ctx.fstab_wanted.items():
         entry = entries.get(mount_point.rstrip("/") or "/")
         options = list(entry.options) if entry else [("defaults", None)]
-        for check, option, v in wanted:
+        for check, option, v in wanted:  # replace in place (a minimal diff of the line), else append
             pair = tuple(option.split("=", 1)) if "=" in option else (option, None)
             key = _option_key(pair, v)
-            options = [o for o in options if _option_key(o, v) != key] + [pair]
+            at = next((i for i, o in enumerate(options) if _option_key(o, v) == key), None)
+            if at is None:
+                options.append(pair)
+            elif normalise([options[at]], {**v, "defaults": {}}) != normalise([pair], {**v, "defaults": {}}):
+                options = options[:at] + [pair] + [o for o in options[at + 1:] if _option_key(o, v) != key]
         text = ",".join(k if val is None else f"{k}={val}" for k, val in options)
         if entry:
             fields = [entry.spec, entry.file, entry.vfstype, text, str(entry.freq), str(entry.passno)]
@@ -185,8 +193,21 @@ def udev_attr(ctx: Context, sel, result):
                WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id})\n{match}, ATTR{{{attr}}}=\"{value}\""))
 
 
+def _tuned_choice(ctx: Context, wanted: str) -> str:
+    """A custom profile under etc/tuned that includes the wanted one keeps the admin's additions."""
+    for name in ctx.facts.fs.listdir("etc/tuned"):
+        if name != wanted and ctx.facts.fs.exists(f"etc/tuned/{name}/tuned.conf"):
+            try:
+                chain, _sysctl = load_tuned_profile(ctx.facts.fs, name, ())
+            except (FactError, ParseError):
+                continue
+            if wanted in chain:
+                return name
+    return wanted
+
+
 def tuned_profile(ctx: Context, sel, result):
-    wanted = sel.vars["profile"]
+    wanted = _tuned_choice(ctx, sel.vars["profile"])
     yield Step(sel.check.id, "tuned", RUNTIME, f"tuned-adm profile {wanted}",
                Command(("tuned-adm", "profile", wanted), "cat /etc/tuned/active_profile", wanted))
     yield Step(sel.check.id, "tuned", PERSISTENT, f"active tuned profile {wanted} (etc/tuned/active_profile)",
