@@ -4,9 +4,10 @@
   snapshots and broken variants of sas-anf;
 - the bash applied to a copy of a snapshot (TUNEWATCH_ROOT) makes every persistent check it
   targeted pass on a re-scan, and a second run changes no file, mode or link;
-- the runtime part for channels, run inside a network namespace on a veth with too many
-  queues, makes the `nic_channels` verdict pass on the live re-read, and a second run does
-  nothing.
+- the runtime part (bash and Ansible) for channels and offloads, run inside a network
+  namespace on a veth with too many queues, makes the `nic_channels` and `nic_ethtool`
+  verdicts pass on the live re-read, and a second run does nothing;
+- the playbook applied for real (connection local) to a copy fixes the same persistent checks.
 """
 
 from __future__ import annotations
@@ -217,8 +218,9 @@ from tunewatch import engine
 from tunewatch.content import Content
 from tunewatch.facts.context import Facts
 from tunewatch.fs import FS
-from tunewatch.kinds import nic_channels
+from tunewatch.kinds import KINDS
 from tunewatch.kinds.base import Target, worst
+from tunewatch.remediate.ansible import render_ansible
 from tunewatch.remediate.bash import render_bash
 from tunewatch.remediate.hostview import HostView
 from tunewatch.remediate.plan import build_plan
@@ -226,9 +228,10 @@ from tunewatch.remediate.plan import build_plan
 iface, script_path = sys.argv[1], sys.argv[2]
 content = Content()
 profile = content.resolve("auto")
-sel = next(s for s in profile.checks if s.check.id == "nic-queue-count")
-sel.vars.update(max_queues=4, limit_to_node_cpus=False)
-profile.checks = [sel]
+wanted = {"nic-queue-count": {"max_queues": 4, "limit_to_node_cpus": False},
+          # a nic_ethtool check on what a veth has: two features, one ethtool -K command
+          "vmxnet3-lro-disabled": {"expected": {"generic-receive-offload": True, "tcp-segmentation-offload": False}}}
+profile.checks = [s for s in profile.checks if s.check.id in wanted]
 facts = Facts(FS("/"))
 # veth has no device/ link in sysfs; its driver name comes from the kernel (ETHTOOL_GDRVINFO)
 veth = dataclasses.replace(facts.interfaces[iface], driver=facts.ethtool(iface)["driver"]["driver"])
@@ -237,14 +240,18 @@ class VethTarget(Target):
     def interfaces(self):
         return [veth]
 
-objects = nic_channels.evaluate(VethTarget(sel.check.id, sel.vars, facts, {}, {}))
-check = engine.CheckResult(sel.check.id, sel.check.title, sel.check.severity, sel.check.kind,
-                           worst(o.status for o in objects), objects)
+results = []
+for sel in profile.checks:
+    sel.vars.update(wanted[sel.check.id])
+    objects = KINDS[sel.check.kind].evaluate(VethTarget(sel.check.id, sel.vars, facts, {}, {}))
+    results.append(engine.CheckResult(sel.check.id, sel.check.title, sel.check.severity, sel.check.kind,
+                                      worst(o.status for o in objects), objects))
 if script_path != "-":
-    result = engine.ScanResult(profile.id, "/", None, [check], 0.0, 0.0, content.digest)
+    result = engine.ScanResult(profile.id, "/", None, results, 0.0, 0.0, content.digest)
+    render = render_ansible if script_path.endswith(".yml") else render_bash
     with open(script_path, "w") as f:
-        f.write(render_bash(build_plan(HostView(result, profile, facts))))
-print(json.dumps([{"object": o.object, "status": o.status, "actual": o.actual} for o in objects]))
+        f.write(render(build_plan(HostView(result, profile, facts))))
+print(json.dumps({r.check: [(o.object, o.status, o.actual) for o in r.objects] for r in results}))
 """
 
 
@@ -265,32 +272,59 @@ def netns():
         subprocess.run(["ip", "netns", "del", name], capture_output=True)  # also removes the veth pair
 
 
-def test_runtime_channels_on_a_veth_in_a_network_namespace(netns, tmp_path):
+def veth_with_too_many_queues(netns: str):
+    """A veth pair with 8 queues each way (too many for max_queues 4), GRO off and TSO on."""
     def ns(*args, env=ENV, check=False):
         return subprocess.run(["ip", "netns", "exec", netns, *args], capture_output=True, text=True, env=env,
-                              timeout=120, check=check)
+                              timeout=600, check=check)
 
     queues = ("numrxqueues", "8", "numtxqueues", "8")
     assert ns("ip", "link", "add", "twq0", *queues, "type", "veth", "peer", "name", "twq1", *queues).returncode == 0
-    assert ns("ethtool", "-L", "twq0", "rx", "8", "tx", "8").returncode == 0  # too many for max_queues 4
+    assert ns("ethtool", "-L", "twq0", "rx", "8", "tx", "8").returncode == 0
+    assert ns("ethtool", "-K", "twq0", "gro", "off", "tso", "on").returncode == 0
+    return ns
+
+
+def test_runtime_channels_on_a_veth_in_a_network_namespace(netns, tmp_path):
+    ns = veth_with_too_many_queues(netns)
 
     script = tmp_path / "fix.sh"
     before = json.loads(ns(sys.executable, "-c", RUN_IN_NETNS, "twq0", str(script), check=True).stdout)
-    assert before == [{"object": "twq0", "status": "fail", "actual": "8"}]
+    assert before == {"nic-queue-count": [["twq0", "fail", "8"]],
+                      "vmxnet3-lro-disabled": [["twq0", "fail", "generic-receive-offload off tcp-segmentation-offload on"]]}
     text = script.read_text()
     assert "ethtool -L twq0 rx 4" in text and "[runtime] nic-queue-count twq0" in text
+    assert "ethtool -K twq0 generic-receive-offload on tcp-segmentation-offload off" in text
     assert subprocess.run(["shellcheck", str(script)], capture_output=True).returncode == 0
 
     first = ns("bash", str(script), env={**ENV, "TUNEWATCH_APPLY": "runtime"})
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "1 change(s)" in first.stdout
+    assert "2 change(s)" in first.stdout
     after = json.loads(ns(sys.executable, "-c", RUN_IN_NETNS, "twq0", "-", check=True).stdout)
-    assert after == [{"object": "twq0", "status": "pass", "actual": "4"}]
+    assert after == {"nic-queue-count": [["twq0", "pass", "4"]],
+                     "vmxnet3-lro-disabled": [["twq0", "pass", "generic-receive-offload on tcp-segmentation-offload off"]]}
 
-    channels = ns("ethtool", "-l", "twq0").stdout
+    channels = ns("ethtool", "-l", "twq0").stdout + ns("ethtool", "-k", "twq0").stdout
     second = ns("bash", str(script), env={**ENV, "TUNEWATCH_APPLY": "runtime"})
     assert second.returncode == 0 and "tunewatch: 0 change(s)" in second.stdout, second.stdout + second.stderr
-    assert ns("ethtool", "-l", "twq0").stdout == channels
+    assert ns("ethtool", "-l", "twq0").stdout + ns("ethtool", "-k", "twq0").stdout == channels
+
+
+def test_ansible_runtime_on_a_veth_in_a_network_namespace(netns, tmp_path):
+    playbook_bin = need("ansible-playbook")
+    ns = veth_with_too_many_queues(netns)
+    playbook = tmp_path / "fix.yml"
+    ns(sys.executable, "-c", RUN_IN_NETNS, "twq0", str(playbook), check=True)
+    argv = [playbook_bin, "-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
+            "--tags", "runtime", str(playbook)]
+    first = ns(*argv, env=ansible_env(tmp_path))
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    assert re.search(r"localhost\s+: ok=\d+\s+changed=2\s", first.stdout), first.stdout[-1500:]
+    after = json.loads(ns(sys.executable, "-c", RUN_IN_NETNS, "twq0", "-", check=True).stdout)
+    assert {check: objects[0][1] for check, objects in after.items()} == {"nic-queue-count": "pass",
+                                                                         "vmxnet3-lro-disabled": "pass"}
+    second = ns(*argv, env=ansible_env(tmp_path))
+    assert re.search(r"localhost\s+: ok=\d+\s+changed=0\s", second.stdout), second.stdout[-1500:]
 
 
 @pytest.mark.xfail(strict=True, reason="selectors.select_interfaces drops interfaces without a device/driver "

@@ -49,13 +49,14 @@ def nic_ethtool(ctx: Context, sel, result):
     section = sel.vars["section"]
     for obj in _failed(result):
         data = ctx.facts.ethtool(obj.object).get(section) or {}
-        for key, value in sel.vars["expected"].items():
-            want = _show(value)
-            if _show(data.get(key)) == want:
-                continue
-            yield Step(sel.check.id, obj.object, RUNTIME, f"ethtool {SECTION_OPTION[section]} {obj.object} {key} {want}",
-                       Command(("ethtool", SECTION_OPTION[section], obj.object, key, want),
-                               _probe(section, obj.object, key), want))
+        wrong = {k: _show(v) for k, v in sel.vars["expected"].items() if _show(data.get(k)) != _show(v)}
+        if not wrong:
+            continue
+        # one command per section: each ring or channel change re-initialises the NIC's queues
+        words = [w for k, v in wrong.items() for w in (k, v)]
+        probe = "echo " + " ".join(f"$({_probe(section, obj.object, k)})" for k in wrong)
+        yield Step(sel.check.id, obj.object, RUNTIME, f"ethtool {SECTION_OPTION[section]} {obj.object} {' '.join(words)}",
+                   Command(("ethtool", SECTION_OPTION[section], obj.object, *words), probe, " ".join(wrong.values())))
 
 
 def _required(sel, driver: str | None) -> dict[str, str]:
