@@ -5,6 +5,9 @@
 - live: inside a network namespace the test creates, the exported gossfile and tunewatch
   agree on every exported (check, object); after a net.* sysctl is changed inside that
   namespace (goss and tunewatch both read the namespace's /proc/sys), both fail it;
+- mounts: a tmpfs mounted in a private mount namespace shows that per-mount flags (goss
+  `opts`) and super-block options (goss `vfs-opts`) land where the kernel puts them; a
+  remount with relatime fails both;
 - snapshot: with `--files-in-root` goss reads the files of a copy of sas-anf and agrees
   with tunewatch on every file test, passing and, after the copy is broken, failing.
 """
@@ -71,8 +74,12 @@ def goss_verdicts(gossfile: Path, prefix: tuple[str, ...] = ()) -> dict[tuple[st
     out = subprocess.run([*prefix, goss_binary(), "-g", str(gossfile), "validate", "--format", "json",
                           "--no-color"], capture_output=True, text=True, timeout=120, env=ENV)
     assert out.returncode in (0, 1), out.stderr
+    return goss_json_verdicts(out.stdout)
+
+
+def goss_json_verdicts(text: str) -> dict[tuple[str, str], str]:
     verdicts: dict[tuple[str, str], str] = {}
-    for r in json.loads(out.stdout)["results"]:
+    for r in json.loads(text)["results"]:
         key = (r["meta"]["check"], r["meta"]["object"])
         status = {0: "pass", 1: "fail", 2: "skip"}[r["result"]]
         if verdicts.get(key) != "fail":
@@ -169,6 +176,58 @@ def test_live_verdicts_agree_and_a_namespace_sysctl_change_fails_both(netns, con
     host_value = Path("/proc/sys/net/core/somaxconn").read_text().strip()
     outside = goss_verdicts(gossfile)[("net-somaxconn", "net.core.somaxconn")]
     assert outside == ("pass" if host_value == "4096" else "fail")
+
+
+TMPFS_CHECK = """\
+id: tmpfs-options
+title: tmpfs mount options (test-only check)
+description: a tmpfs the test mounts in its own mount namespace has noatime, nodiratime, mode and size.
+rationale: exercises per-mount flags (goss opts) and super-block options (goss vfs-opts) on a real mount.
+severity: low
+references: [{title: "tmpfs(5)", url: "https://man7.org/linux/man-pages/man5/tmpfs.5.html"}]
+kind: nfs_mount_options
+objects:
+  mounts:
+    include: [{fstype: [tmpfs], path: '^MOUNT_POINT$'}]
+vars:
+  source: runtime
+  options: [noatime, nodiratime, mode=755, size=1024k]
+  negations: {atime: noatime, relatime: noatime, strictatime: noatime, diratime: nodiratime}
+"""
+
+
+def test_mount_options_agree_on_a_real_mount_in_a_private_mount_namespace(content, tmp_path):
+    """noatime/nodiratime are per-mount flags (mountinfo field 6, goss `opts`), mode/size are
+    tmpfs super-block options (goss `vfs-opts`); after a remount with relatime both fail."""
+    goss = goss_binary()
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) for a private mount namespace")
+    mount_point = tmp_path / "mnt"
+    mount_point.mkdir()
+    (content / "storage" / "tmpfs-options.yaml").write_text(TMPFS_CHECK.replace("MOUNT_POINT", re.escape(str(mount_point))))
+    (content / "profiles" / "tmpfs-test.yaml").write_text(
+        "id: tmpfs-test\ntitle: t\ndescription: t\nselect: [tmpfs-options]\n")
+    cli = f"{sys.executable} -m tunewatch.cli"
+    args = f"--content {content} --profile tmpfs-test"
+    steps = [
+        f"mount -t tmpfs -o noatime,nodiratime,mode=755,size=1024k tw {mount_point}",
+        f"{cli} export goss {args} --output {tmp_path}/goss.yaml",
+        f"{cli} scan {args} --format json --output {tmp_path}/scan1.json || true",
+        f"{goss} -g {tmp_path}/goss.yaml validate --format json > {tmp_path}/goss1.json || true",
+        f"mount -o remount,relatime,diratime {mount_point}",
+        f"{cli} scan {args} --format json --output {tmp_path}/scan2.json || true",
+        f"{goss} -g {tmp_path}/goss.yaml validate --format json > {tmp_path}/goss2.json || true",
+    ]
+    ran = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-ec", "\n".join(steps)],
+                         capture_output=True, text=True, env=ENV, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    (spec,) = yaml.safe_load((tmp_path / "goss.yaml").read_text())["mount"].values()
+    assert "noatime" in json.dumps(spec["opts"]) and "size=1024k" in json.dumps(spec["vfs-opts"])
+    for n, want in ((1, "pass"), (2, "fail")):
+        ours = tunewatch_verdicts((tmp_path / f"scan{n}.json").read_text())
+        theirs = goss_json_verdicts((tmp_path / f"goss{n}.json").read_text())
+        assert theirs == {("tmpfs-options", str(mount_point)): want}
+        assert {k: ours[k] for k in theirs} == theirs
 
 
 def break_files(root: Path) -> None:
