@@ -81,11 +81,19 @@ def break_sas_anf(root: Path) -> None:
     (root / "etc/sysctl.conf").write_text("# local changes\nvm.dirty_bytes = 0\n")
 
 
+def break_keyfile(root: Path) -> None:
+    """The tuned VMware guest after someone edited the NetworkManager keyfile of ens224."""
+    keyfile = root / "etc/NetworkManager/system-connections/ens224.nmconnection"
+    keyfile.write_text(keyfile.read_text().replace("ring-rx=512", "ring-rx=1024").replace("feature-lro=false\n", ""))
+    keyfile.chmod(0o644)
+
+
 CASES = {  # name -> (example, profile, breaker)
     "azure-m-rebooted": ("azure-m-rebooted", "azure-sap-hana", None),
     "vmware-vmxnet3-default": ("vmware-vmxnet3-default", "vmware-sap-hana", None),
     "sas-anf-broken": ("sas-anf", "azure-sas-grid-anf", break_sas_anf),
     "sas-anf-broken-auto": ("sas-anf", "auto", break_sas_anf),
+    "vmware-vmxnet3-tuned-keyfile": ("vmware-vmxnet3-tuned", "vmware-sap-hana", break_keyfile),
 }
 
 
@@ -157,6 +165,23 @@ def test_bash_keeps_keyfile_and_script_modes(tmp_path):
     assert scan(root, "vmware-sap-hana")["nic-settings-persistent"]["status"] == "pass"
 
 
+def test_bash_edits_the_keyfile_the_host_has_and_makes_it_0600(tmp_path):
+    """A connection keyfile bound to the interface gets the [ethtool] keys; NetworkManager
+    reads keyfiles only when root-owned and not group/other readable (nm-settings-keyfile(5))."""
+    root = copy_example("vmware-vmxnet3-tuned", tmp_path / "root")
+    break_keyfile(root)
+    script = tmp_path / "fix.sh"
+    tunewatch("remediate", "--root", str(root), "--profile", "vmware-sap-hana", "--output", str(script))
+    subprocess.run(["bash", str(script)], check=True, capture_output=True, env={**ENV, "TUNEWATCH_ROOT": str(root)},
+                   timeout=120)
+    keyfile = root / "etc/NetworkManager/system-connections/ens224.nmconnection"
+    ethtool = keyfile.read_text().split("[ethtool]\n")[1].split("\n\n")[0].splitlines()
+    assert sorted(ethtool) == ["coalesce-rx-usecs=25", "feature-lro=false", "ring-rx-mini=0", "ring-rx=512",
+                               "ring-tx=512"]
+    assert oct(keyfile.stat().st_mode & 0o777) == "0o600"
+    assert not (root / "etc/NetworkManager/dispatcher.d").exists(), "the keyfile is the host's mechanism"
+
+
 def test_ansible_syntax_check(case, tmp_path):
     name, root, profile = case
     playbook_bin = need("ansible-playbook")
@@ -173,7 +198,7 @@ def ansible_env(tmp_path: Path) -> dict[str, str]:
             "ANSIBLE_HOME": str(tmp_path / "ansible-home"), "ANSIBLE_NOCOLOR": "1"}
 
 
-@pytest.mark.parametrize("name", ["azure-m-rebooted", "sas-anf-broken"])
+@pytest.mark.parametrize("name", ["azure-m-rebooted", "sas-anf-broken", "vmware-vmxnet3-tuned-keyfile"])
 def test_ansible_applied_to_a_copy_fixes_the_persistent_checks(name, tmp_path):
     """The playbook run for real (connection local, `-e tunewatch_root=` a copy): the same
     persistent checks pass afterwards, and a second run reports changed=0 and changes no file."""

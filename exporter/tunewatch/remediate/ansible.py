@@ -7,13 +7,14 @@ by a probe of the current value, tagged `runtime` and skipped when `tunewatch_ro
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import yaml
 
 from .. import __version__
-from .steps import (MANUAL, change_lines, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, MaskUnit, Note, Plan,
-                    WriteFile)
+from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note,
+                    Plan, WriteFile, change_lines)
 
 ROOT = "{{ tunewatch_root }}"
 LIVE = "tunewatch_root == ''"
@@ -81,6 +82,16 @@ def _tasks(step) -> list[dict]:
                                                             "regexp": Unsafe(f"({_python_re(a.regex)}.*)$"),
                                                             "replace": Unsafe(r"# disabled by tunewatch: \1")},
                  "tags": [PERSISTENT]}]
+    if isinstance(a, IniSet):
+        header = rf"^\[{re.escape(a.section)}\]$"
+        owned = {"path": f"{ROOT}/{a.path}", "mode": a.mode, "owner": "root", "group": "root"}
+        return [_directory(a.path),
+                {"name": f"{name} (section [{a.section}])", "ansible.builtin.lineinfile": {
+                    **owned, "regexp": Unsafe(header), "line": Unsafe(f"[{a.section}]"), "create": True},
+                 "tags": [PERSISTENT]},
+                {"name": name, "ansible.builtin.lineinfile": {
+                    **owned, "regexp": Unsafe(rf"^{re.escape(a.key)}\s*="), "line": Unsafe(f"{a.key}={a.value}"),
+                    "insertafter": Unsafe(header)}, "tags": [PERSISTENT]}]
     if isinstance(a, (MaskUnit, EnableUnit)):
         masking = isinstance(a, MaskUnit)
         live = {"name": a.unit, "enabled": not masking, "masked": masking,

@@ -15,10 +15,11 @@ import shlex
 
 from ..parsers.cpulist import format_cpulist
 from ..parsers.ethtool_args import parse_ethtool_options
+from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
 from ..kinds.nic_irqs import allowed_cpus, data_irqs
 from .context import Context, _failed, _show
-from .steps import MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, Note, Step, WriteFile
+from .steps import MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, IniSet, Note, Step, WriteFile
 
 ETHTOOL = "/usr/sbin/ethtool"
 SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
@@ -76,6 +77,25 @@ def _commands(iface: str, settings: dict[str, str]) -> list[str]:
     return [f"{SECTION_OPTION[s]} {iface} {' '.join(words)}" for s, words in by_section.items()]
 
 
+# NetworkManager's [ethtool] keyfile names (nm-settings-nmcli(5), ethtool.*), by ethtool JSON name
+NM_ETHTOOL_KEYS = {"channels.combined": "channels-combined", "channels.rx": "channels-rx", "channels.tx": "channels-tx",
+                   "rings.rx": "ring-rx", "rings.rx-mini": "ring-rx-mini", "rings.rx-jumbo": "ring-rx-jumbo",
+                   "rings.tx": "ring-tx", "coalesce.rx-usecs": "coalesce-rx-usecs",
+                   "coalesce.tx-usecs": "coalesce-tx-usecs", "features.large-receive-offload": "feature-lro",
+                   "features.generic-receive-offload": "feature-gro",
+                   "features.tcp-segmentation-offload": "feature-tso"}
+NM_BOOL = {"on": "true", "off": "false"}
+
+
+def _nm_keyfile(ctx: Context, iface: str) -> str | None:
+    """The keyfile of the connection bound to `iface` by name, if the host has one."""
+    for rel in ctx.facts.fs.glob("etc/NetworkManager/system-connections", "*.nmconnection"):
+        conf = parse_ini(ctx.facts.fs.read_required(rel), rel)
+        if conf.get("connection", {}).get("interface-name") == iface:
+            return rel
+    return None
+
+
 def _ifcfg(ctx: Context, iface: str) -> tuple[str, str] | None:
     for rel, var in ((f"etc/sysconfig/network/ifcfg-{iface}", "ETHTOOL_OPTIONS"),
                      (f"etc/sysconfig/network-scripts/ifcfg-{iface}", "ETHTOOL_OPTS")):
@@ -112,6 +132,13 @@ def nic_settings_persistent(ctx: Context, sel, result):
                        WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id}): at boot and when the "
                                       f"driver binds again\nACTION==\"add\", SUBSYSTEM==\"net\", "
                                       f"DRIVERS==\"{iface.driver}\", {rule}"))
+            continue
+        keyfile = None if ifcfg else _nm_keyfile(ctx, iface.name)
+        if keyfile and all(k in NM_ETHTOOL_KEYS for k in settings):
+            for key, value in settings.items():
+                nm_key, nm_value = NM_ETHTOOL_KEYS[key], NM_BOOL.get(value, value)
+                yield Step(sel.check.id, iface.name, PERSISTENT, f"[ethtool] {nm_key}={nm_value} in /{keyfile} (0600)",
+                           IniSet(keyfile, "ethtool", nm_key, nm_value))
             continue
         dispatched = settings
         if ifcfg is not None:

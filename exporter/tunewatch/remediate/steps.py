@@ -50,6 +50,18 @@ class CommentOut:
 
 
 @dataclass(frozen=True)
+class IniSet:
+    """`key=value` in `[section]` of an INI file (a NetworkManager keyfile), the section added
+    when missing; the file ends with `mode`, owned by root (NetworkManager ignores keyfiles
+    that group or others may read, nm-settings-keyfile(5))."""
+    path: str
+    section: str
+    key: str
+    value: str
+    mode: str = "0600"
+
+
+@dataclass(frozen=True)
 class MaskUnit:
     """`systemctl disable` and `systemctl mask` (with `--root` on a copy of a snapshot)."""
     unit: str
@@ -65,7 +77,7 @@ class Note:
     text: str
 
 
-Action = Command | WriteFile | EnsureLine | CommentOut | MaskUnit | EnableUnit | Note
+Action = Command | WriteFile | EnsureLine | CommentOut | IniSet | MaskUnit | EnableUnit | Note
 
 
 @dataclass(frozen=True)
