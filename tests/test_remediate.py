@@ -195,7 +195,7 @@ def test_ansible_syntax_check(case, tmp_path):
 
 def ansible_env(tmp_path: Path) -> dict[str, str]:
     return {**ENV, "LC_ALL": "C.UTF-8", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-            "ANSIBLE_HOME": str(tmp_path / "ansible-home"), "ANSIBLE_NOCOLOR": "1"}
+            "ANSIBLE_HOME": str(tmp_path / "ansible-home"), "ANSIBLE_NOCOLOR": "1", "ANSIBLE_PIPELINING": "1"}
 
 
 @pytest.mark.parametrize("name", ["azure-m-rebooted", "sas-anf-broken", "vmware-vmxnet3-tuned-keyfile"])

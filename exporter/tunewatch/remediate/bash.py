@@ -132,7 +132,7 @@ tw_mask() {
     fi
     if [ -n "$R" ]; then
         systemctl --root="$R" disable "$1" 2>/dev/null || find "$R/etc/systemd/system" -path "*.wants/$1" -delete
-        systemctl --root="$R" mask "$1"
+        systemctl --root="$R" mask "$1" 2>/dev/null || ln -sfn /dev/null "$R/etc/systemd/system/$1"
     else
         systemctl disable --now "$1" || true
         systemctl mask "$1"
