@@ -4,9 +4,10 @@
   snapshots and broken variants of sas-anf;
 - the bash applied to a copy of a snapshot (TUNEWATCH_ROOT) makes every persistent check it
   targeted pass on a re-scan, and a second run changes no file, mode or link;
-- the runtime part for channels, run inside a network namespace on a veth with too many
-  queues, makes the `nic_channels` verdict pass on the live re-read, and a second run does
-  nothing.
+- the runtime part (bash and Ansible) for channels and offloads, run inside a network
+  namespace on a veth with too many queues, makes the `nic_channels` and `nic_ethtool`
+  verdicts pass on the live re-read, and a second run does nothing;
+- the playbook applied for real (connection local) to a copy fixes the same persistent checks.
 """
 
 from __future__ import annotations
@@ -80,11 +81,19 @@ def break_sas_anf(root: Path) -> None:
     (root / "etc/sysctl.conf").write_text("# local changes\nvm.dirty_bytes = 0\n")
 
 
+def break_keyfile(root: Path) -> None:
+    """The tuned VMware guest after someone edited the NetworkManager keyfile of ens224."""
+    keyfile = root / "etc/NetworkManager/system-connections/ens224.nmconnection"
+    keyfile.write_text(keyfile.read_text().replace("ring-rx=512", "ring-rx=1024").replace("feature-lro=false\n", ""))
+    keyfile.chmod(0o644)
+
+
 CASES = {  # name -> (example, profile, breaker)
     "azure-m-rebooted": ("azure-m-rebooted", "azure-sap-hana", None),
     "vmware-vmxnet3-default": ("vmware-vmxnet3-default", "vmware-sap-hana", None),
     "sas-anf-broken": ("sas-anf", "azure-sas-grid-anf", break_sas_anf),
     "sas-anf-broken-auto": ("sas-anf", "auto", break_sas_anf),
+    "vmware-vmxnet3-tuned-keyfile": ("vmware-vmxnet3-tuned", "vmware-sap-hana", break_keyfile),
 }
 
 
@@ -156,17 +165,66 @@ def test_bash_keeps_keyfile_and_script_modes(tmp_path):
     assert scan(root, "vmware-sap-hana")["nic-settings-persistent"]["status"] == "pass"
 
 
+def test_bash_edits_the_keyfile_the_host_has_and_makes_it_0600(tmp_path):
+    """A connection keyfile bound to the interface gets the [ethtool] keys; NetworkManager
+    reads keyfiles only when root-owned and not group/other readable (nm-settings-keyfile(5))."""
+    root = copy_example("vmware-vmxnet3-tuned", tmp_path / "root")
+    break_keyfile(root)
+    script = tmp_path / "fix.sh"
+    tunewatch("remediate", "--root", str(root), "--profile", "vmware-sap-hana", "--output", str(script))
+    subprocess.run(["bash", str(script)], check=True, capture_output=True, env={**ENV, "TUNEWATCH_ROOT": str(root)},
+                   timeout=120)
+    keyfile = root / "etc/NetworkManager/system-connections/ens224.nmconnection"
+    ethtool = keyfile.read_text().split("[ethtool]\n")[1].split("\n\n")[0].splitlines()
+    assert sorted(ethtool) == ["coalesce-rx-usecs=25", "feature-lro=false", "ring-rx-mini=0", "ring-rx=512",
+                               "ring-tx=512"]
+    assert oct(keyfile.stat().st_mode & 0o777) == "0o600"
+    assert not (root / "etc/NetworkManager/dispatcher.d").exists(), "the keyfile is the host's mechanism"
+
+
 def test_ansible_syntax_check(case, tmp_path):
     name, root, profile = case
     playbook_bin = need("ansible-playbook")
     playbook = tmp_path / "fix.yml"
     tunewatch("remediate", "--format", "ansible", "--root", str(root), "--profile", profile, "--output", str(playbook))
     checked = subprocess.run([playbook_bin, "-i", "localhost,", "--syntax-check", str(playbook)],
-                             capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                             env={**ENV, "LC_ALL": "C.UTF-8", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-                                  "ANSIBLE_HOME": str(tmp_path / "ansible-home")})
+                             capture_output=True, text=True, cwd=tmp_path, timeout=120, env=ansible_env(tmp_path))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "ansible.builtin" in playbook.read_text()
+
+
+def ansible_env(tmp_path: Path) -> dict[str, str]:
+    return {**ENV, "LC_ALL": "C.UTF-8", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+            "ANSIBLE_HOME": str(tmp_path / "ansible-home"), "ANSIBLE_NOCOLOR": "1", "ANSIBLE_PIPELINING": "1"}
+
+
+@pytest.mark.parametrize("name", ["azure-m-rebooted", "sas-anf-broken", "vmware-vmxnet3-tuned-keyfile"])
+def test_ansible_applied_to_a_copy_fixes_the_persistent_checks(name, tmp_path):
+    """The playbook run for real (connection local, `-e tunewatch_root=` a copy): the same
+    persistent checks pass afterwards, and a second run reports changed=0 and changes no file."""
+    playbook_bin = need("ansible-playbook")
+    if os.geteuid() != 0:
+        pytest.skip("the playbook writes root-owned files")
+    example, profile, breaker = CASES[name]
+    root = copy_example(example, tmp_path / "root")
+    if breaker:
+        breaker(root)
+    playbook = tmp_path / "fix.yml"
+    tunewatch("remediate", "--format", "ansible", "--root", str(root), "--profile", profile, "--output", str(playbook))
+    targeted = persistent_checks(scan(root, profile))
+    argv = [playbook_bin, "-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
+            "-e", f"tunewatch_root={root}", "--tags", "persistent", str(playbook)]
+
+    first = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=ansible_env(tmp_path), timeout=600)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    after = scan(root, profile)
+    assert {cid: after[cid]["status"] for cid in targeted} == dict.fromkeys(targeted, "pass")
+
+    snapshot = tree(root)
+    second = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=ansible_env(tmp_path), timeout=600)
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert re.search(r"localhost\s+: ok=\d+\s+changed=0\s", second.stdout), second.stdout[-1500:]
+    assert tree(root) == snapshot
 
 
 def test_nothing_failed_nothing_to_do(tmp_path):
@@ -185,8 +243,9 @@ from tunewatch import engine
 from tunewatch.content import Content
 from tunewatch.facts.context import Facts
 from tunewatch.fs import FS
-from tunewatch.kinds import nic_channels
+from tunewatch.kinds import KINDS
 from tunewatch.kinds.base import Target, worst
+from tunewatch.remediate.ansible import render_ansible
 from tunewatch.remediate.bash import render_bash
 from tunewatch.remediate.hostview import HostView
 from tunewatch.remediate.plan import build_plan
@@ -194,9 +253,10 @@ from tunewatch.remediate.plan import build_plan
 iface, script_path = sys.argv[1], sys.argv[2]
 content = Content()
 profile = content.resolve("auto")
-sel = next(s for s in profile.checks if s.check.id == "nic-queue-count")
-sel.vars.update(max_queues=4, limit_to_node_cpus=False)
-profile.checks = [sel]
+wanted = {"nic-queue-count": {"max_queues": 4, "limit_to_node_cpus": False},
+          # a nic_ethtool check on what a veth has: two features, one ethtool -K command
+          "vmxnet3-lro-disabled": {"expected": {"generic-receive-offload": True, "tcp-segmentation-offload": False}}}
+profile.checks = [s for s in profile.checks if s.check.id in wanted]
 facts = Facts(FS("/"))
 # veth has no device/ link in sysfs; its driver name comes from the kernel (ETHTOOL_GDRVINFO)
 veth = dataclasses.replace(facts.interfaces[iface], driver=facts.ethtool(iface)["driver"]["driver"])
@@ -205,14 +265,18 @@ class VethTarget(Target):
     def interfaces(self):
         return [veth]
 
-objects = nic_channels.evaluate(VethTarget(sel.check.id, sel.vars, facts, {}, {}))
-check = engine.CheckResult(sel.check.id, sel.check.title, sel.check.severity, sel.check.kind,
-                           worst(o.status for o in objects), objects)
+results = []
+for sel in profile.checks:
+    sel.vars.update(wanted[sel.check.id])
+    objects = KINDS[sel.check.kind].evaluate(VethTarget(sel.check.id, sel.vars, facts, {}, {}))
+    results.append(engine.CheckResult(sel.check.id, sel.check.title, sel.check.severity, sel.check.kind,
+                                      worst(o.status for o in objects), objects))
 if script_path != "-":
-    result = engine.ScanResult(profile.id, "/", None, [check], 0.0, 0.0, content.digest)
+    result = engine.ScanResult(profile.id, "/", None, results, 0.0, 0.0, content.digest)
+    render = render_ansible if script_path.endswith(".yml") else render_bash
     with open(script_path, "w") as f:
-        f.write(render_bash(build_plan(HostView(result, profile, facts))))
-print(json.dumps([{"object": o.object, "status": o.status, "actual": o.actual} for o in objects]))
+        f.write(render(build_plan(HostView(result, profile, facts))))
+print(json.dumps({r.check: [(o.object, o.status, o.actual) for o in r.objects] for r in results}))
 """
 
 
@@ -233,32 +297,59 @@ def netns():
         subprocess.run(["ip", "netns", "del", name], capture_output=True)  # also removes the veth pair
 
 
-def test_runtime_channels_on_a_veth_in_a_network_namespace(netns, tmp_path):
+def veth_with_too_many_queues(netns: str):
+    """A veth pair with 8 queues each way (too many for max_queues 4), GRO off and TSO on."""
     def ns(*args, env=ENV, check=False):
         return subprocess.run(["ip", "netns", "exec", netns, *args], capture_output=True, text=True, env=env,
-                              timeout=120, check=check)
+                              timeout=600, check=check)
 
     queues = ("numrxqueues", "8", "numtxqueues", "8")
     assert ns("ip", "link", "add", "twq0", *queues, "type", "veth", "peer", "name", "twq1", *queues).returncode == 0
-    assert ns("ethtool", "-L", "twq0", "rx", "8", "tx", "8").returncode == 0  # too many for max_queues 4
+    assert ns("ethtool", "-L", "twq0", "rx", "8", "tx", "8").returncode == 0
+    assert ns("ethtool", "-K", "twq0", "gro", "off", "tso", "on").returncode == 0
+    return ns
+
+
+def test_runtime_channels_on_a_veth_in_a_network_namespace(netns, tmp_path):
+    ns = veth_with_too_many_queues(netns)
 
     script = tmp_path / "fix.sh"
     before = json.loads(ns(sys.executable, "-c", RUN_IN_NETNS, "twq0", str(script), check=True).stdout)
-    assert before == [{"object": "twq0", "status": "fail", "actual": "8"}]
+    assert before == {"nic-queue-count": [["twq0", "fail", "8"]],
+                      "vmxnet3-lro-disabled": [["twq0", "fail", "generic-receive-offload off tcp-segmentation-offload on"]]}
     text = script.read_text()
     assert "ethtool -L twq0 rx 4" in text and "[runtime] nic-queue-count twq0" in text
+    assert "ethtool -K twq0 generic-receive-offload on tcp-segmentation-offload off" in text
     assert subprocess.run(["shellcheck", str(script)], capture_output=True).returncode == 0
 
     first = ns("bash", str(script), env={**ENV, "TUNEWATCH_APPLY": "runtime"})
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "1 change(s)" in first.stdout
+    assert "2 change(s)" in first.stdout
     after = json.loads(ns(sys.executable, "-c", RUN_IN_NETNS, "twq0", "-", check=True).stdout)
-    assert after == [{"object": "twq0", "status": "pass", "actual": "4"}]
+    assert after == {"nic-queue-count": [["twq0", "pass", "4"]],
+                     "vmxnet3-lro-disabled": [["twq0", "pass", "generic-receive-offload on tcp-segmentation-offload off"]]}
 
-    channels = ns("ethtool", "-l", "twq0").stdout
+    channels = ns("ethtool", "-l", "twq0").stdout + ns("ethtool", "-k", "twq0").stdout
     second = ns("bash", str(script), env={**ENV, "TUNEWATCH_APPLY": "runtime"})
     assert second.returncode == 0 and "tunewatch: 0 change(s)" in second.stdout, second.stdout + second.stderr
-    assert ns("ethtool", "-l", "twq0").stdout == channels
+    assert ns("ethtool", "-l", "twq0").stdout + ns("ethtool", "-k", "twq0").stdout == channels
+
+
+def test_ansible_runtime_on_a_veth_in_a_network_namespace(netns, tmp_path):
+    playbook_bin = need("ansible-playbook")
+    ns = veth_with_too_many_queues(netns)
+    playbook = tmp_path / "fix.yml"
+    ns(sys.executable, "-c", RUN_IN_NETNS, "twq0", str(playbook), check=True)
+    argv = [playbook_bin, "-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
+            "--tags", "runtime", str(playbook)]
+    first = ns(*argv, env=ansible_env(tmp_path))
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    assert re.search(r"localhost\s+: ok=\d+\s+changed=2\s", first.stdout), first.stdout[-1500:]
+    after = json.loads(ns(sys.executable, "-c", RUN_IN_NETNS, "twq0", "-", check=True).stdout)
+    assert {check: objects[0][1] for check, objects in after.items()} == {"nic-queue-count": "pass",
+                                                                         "vmxnet3-lro-disabled": "pass"}
+    second = ns(*argv, env=ansible_env(tmp_path))
+    assert re.search(r"localhost\s+: ok=\d+\s+changed=0\s", second.stdout), second.stdout[-1500:]
 
 
 @pytest.mark.xfail(strict=True, reason="selectors.select_interfaces drops interfaces without a device/driver "

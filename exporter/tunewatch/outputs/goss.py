@@ -294,14 +294,14 @@ TEMPLATES = {"process_absent": _process, "service_disabled": _service, "sysctl":
 # -- assembling the gossfile ---------------------------------------------------------------
 
 
-def _add(x: _Export, check: str, obj: ObjectResult, made) -> None:
+def _add(x: _Export, check: str, title: str, obj: ObjectResult, made) -> None:
     for n, res in enumerate(made if isinstance(made, list) else [made]):
         spec = dict(res.spec)
         if x.files_in_root and res.type in RUNTIME_TYPES:
             spec["skip"] = True  # goss would judge this machine, not the snapshot
         if obj.status == WAIVED:
             spec["skip"] = True
-        spec["title"] = obj.message[:200]
+        spec["title"] = f"{title} ({obj.object})" + (" - waived in tunewatch" if obj.status == WAIVED else "")
         spec["meta"] = {"check": check, "object": obj.object}
         key = f"{check} {obj.object}" + (f" #{n + 1}" if n else "")
         x.resources.setdefault(res.type, {})[key] = spec
@@ -329,7 +329,7 @@ def build(view: HostView, files_in_root: bool = False, allow_command: bool = Fal
             if isinstance(made, Omitted):
                 x.omitted.append((result.check, obj.object, made.reason))
             else:
-                _add(x, result.check, obj, made)
+                _add(x, result.check, result.title, obj, made)
     return x
 
 
@@ -345,7 +345,8 @@ def render(view: HostView, files_in_root: bool = False, allow_command: bool = Fa
     if "mount" in x.resources:
         head.append("note: goss statfs()s every mount point it tests, which hangs on an unresponsive hard NFS mount")
     body = yaml.safe_dump(x.resources, sort_keys=False, default_flow_style=False, width=1000) if x.resources else "{}\n"
-    tail = ["", "not exported:"] + [f"  {check} {obj}: {reason}" for check, obj, reason in x.omitted]
+    tail = ["", "not exported:"] + ([f"  {check} {obj}: {reason}" for check, obj, reason in x.omitted]
+                                    or ["  nothing: every selected check is exported"])
     return "".join(f"# {line}\n" for line in head) + body + "".join(f"#{(' ' + l) if l else ''}\n" for l in tail)
 
 

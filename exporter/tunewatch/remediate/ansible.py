@@ -8,25 +8,36 @@ by a probe of the current value, tagged `runtime` and skipped when `tunewatch_ro
 from __future__ import annotations
 
 import re
+import shlex
 
 import yaml
 
 from .. import __version__
-from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, MaskUnit, Note, Plan,
-                    WriteFile)
+from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note,
+                    Plan, WriteFile, change_lines)
 
 ROOT = "{{ tunewatch_root }}"
 LIVE = "tunewatch_root == ''"
 COPY = "tunewatch_root != ''"
-ETHTOOL_VALUE = r'''tw_ethtool_value() {
+HELPERS = {"tw_ethtool_value": r'''tw_ethtool_value() {
     ethtool "$1" "$2" 2>/dev/null | LABEL="$3" awk '
         /^Pre-set maximums/ { skip = 1 } /^Current hardware settings/ { skip = 0 }
         { line = $0; sub(/^[[:space:]]+/, "", line) }
         !skip && index(line, ENVIRON["LABEL"] ":") == 1 {
             sub(/^[^:]*:[[:space:]]*/, "", line); split(line, w, /[[:space:]]+/); print w[1]; exit }'
 }
-tw_write() { printf '%s\n' "$2" > "$1"; }
-'''
+''', "tw_write": "tw_write() { printf '%s\\n' \"$2\" > \"$1\"; }\n"}
+
+
+class Unsafe(str):
+    """A literal Ansible must not template (`!unsafe`): scripts hold `${#a[@]}`, `{#` opens a Jinja comment."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(Unsafe, lambda d, v: d.represent_scalar("!unsafe", str(v), style="|" if "\n" in v else "'"))
 
 
 def _python_re(ere: str) -> str:
@@ -35,13 +46,18 @@ def _python_re(ere: str) -> str:
 
 
 def _quote(words) -> str:
-    import shlex
     return " ".join(shlex.quote(w) for w in words)
 
 
 def _shell(script: str) -> dict:
-    return {"ansible.builtin.shell": {"cmd": script, "executable": "/bin/bash"},
+    return {"ansible.builtin.shell": {"cmd": script if "{{" in script else Unsafe(script), "executable": "/bin/bash"},
             "register": "tw_result", "changed_when": "'TUNEWATCH_CHANGED' in tw_result.stdout"}
+
+
+def _directory(path: str) -> dict:
+    parent = path.rsplit("/", 1)[0]
+    return {"name": f"directory /{parent}", "ansible.builtin.file": {"path": f"{ROOT}/{parent}", "state": "directory",
+                                                                     "mode": "0755"}, "tags": [PERSISTENT]}
 
 
 def _tasks(step) -> list[dict]:
@@ -49,22 +65,33 @@ def _tasks(step) -> list[dict]:
     name = f"[{step.phase}] {step.check} {step.object}: {' '.join(step.summary.split())}"
     if isinstance(a, Command):
         probe = a.probe or "false"
-        script = (ETHTOOL_VALUE + f"now=$({probe} 2>/dev/null || true)\n"
+        helpers = "".join(text for name, text in HELPERS.items() if name in probe or name in a.argv)
+        script = (helpers + f"now=$({{ {probe}; }} 2>/dev/null || true)\n"
                   f"if [ \"$now\" != {_quote([a.want or ''])} ]; then {_quote(a.argv)}; echo TUNEWATCH_CHANGED; fi\n")
         return [{"name": name, **_shell(script), "when": LIVE, "tags": [RUNTIME]}]
     if isinstance(a, WriteFile):
-        return [{"name": name, "ansible.builtin.copy": {"dest": f"{ROOT}/{a.path}", "content": a.content + "\n",
+        return [_directory(a.path), {"name": name, "ansible.builtin.copy": {"dest": f"{ROOT}/{a.path}", "content": Unsafe(a.content + "\n"),
                                                          "mode": a.mode, "owner": "root", "group": "root"},
                  "tags": [PERSISTENT]}]
     if isinstance(a, EnsureLine):
-        return [{"name": name, "ansible.builtin.lineinfile": {"path": f"{ROOT}/{a.path}", "regexp": _python_re(a.regex),
-                                                               "line": a.line, "create": True, "mode": a.mode},
+        return [_directory(a.path), {"name": name, "ansible.builtin.lineinfile": {"path": f"{ROOT}/{a.path}", "regexp": Unsafe(_python_re(a.regex)),
+                                                               "line": Unsafe(a.line), "create": True, "mode": a.mode},
                  "tags": [PERSISTENT]}]
     if isinstance(a, CommentOut):
         return [{"name": name, "ansible.builtin.replace": {"path": f"{ROOT}/{a.path}",
-                                                            "regexp": f"({_python_re(a.regex)}.*)$",
-                                                            "replace": r"# disabled by tunewatch: \1"},
+                                                            "regexp": Unsafe(f"({_python_re(a.regex)}.*)$"),
+                                                            "replace": Unsafe(r"# disabled by tunewatch: \1")},
                  "tags": [PERSISTENT]}]
+    if isinstance(a, IniSet):
+        header = rf"^\[{re.escape(a.section)}\]$"
+        owned = {"path": f"{ROOT}/{a.path}", "mode": a.mode, "owner": "root", "group": "root"}
+        return [_directory(a.path),
+                {"name": f"{name} (section [{a.section}])", "ansible.builtin.lineinfile": {
+                    **owned, "regexp": Unsafe(header), "line": Unsafe(f"[{a.section}]"), "create": True},
+                 "tags": [PERSISTENT]},
+                {"name": name, "ansible.builtin.lineinfile": {
+                    **owned, "regexp": Unsafe(rf"^{re.escape(a.key)}\s*="), "line": Unsafe(f"{a.key}={a.value}"),
+                    "insertafter": Unsafe(header)}, "tags": [PERSISTENT]}]
     if isinstance(a, (MaskUnit, EnableUnit)):
         masking = isinstance(a, MaskUnit)
         live = {"name": a.unit, "enabled": not masking, "masked": masking,
@@ -79,8 +106,7 @@ def _tasks(step) -> list[dict]:
 
 
 def render_ansible(plan: Plan) -> str:
-    changes = [f"#   [{s.phase}] {s.check} {s.object}: {' '.join(s.summary.split())}"
-               for s in plan.steps if s.phase != MANUAL] or ["#   nothing: no check failed"]
+    changes = [f"#   {line}" for line in change_lines(plan)] or ["#   nothing: no check failed"]
     manual = [f"#   {s.check} {s.object}: {' '.join(s.action.text.split())}"
               for s in plan.phase(MANUAL) if isinstance(s.action, Note)]
     head = [f"# tunewatch {__version__} remediation for {plan.host} (profile {plan.profile}, scan of {plan.root})",
@@ -93,5 +119,5 @@ def render_ansible(plan: Plan) -> str:
     tasks = [t for phase in (RUNTIME, PERSISTENT) for step in plan.phase(phase) for t in _tasks(step)]
     play = [{"name": f"tunewatch remediation for {plan.host} ({plan.profile})", "hosts": "all", "become": True,
              "gather_facts": False, "vars": {"tunewatch_root": ""}, "tasks": tasks}]
-    body = yaml.safe_dump(play, sort_keys=False, width=120, default_flow_style=False)
-    return "\n".join(head) + "\n---\n" + re.sub(r"^", "", body)
+    body = yaml.dump(play, Dumper=_Dumper, sort_keys=False, width=120, default_flow_style=False)
+    return "\n".join(head) + "\n---\n" + body

@@ -12,8 +12,8 @@ from __future__ import annotations
 import shlex
 
 from .. import __version__
-from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, MaskUnit, Note, Plan,
-                    WriteFile)
+from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note,
+                    Plan, WriteFile, change_lines)
 
 PRELUDE = r'''set -euo pipefail
 R=${TUNEWATCH_ROOT:-}
@@ -96,6 +96,34 @@ tw_comment() {
     tw_changed "commented out $regex in /$1"
 }
 
+# tw_ini PATH SECTION KEY VALUE MODE: KEY=VALUE in [SECTION] (added when missing); MODE, owner root
+tw_ini() {
+    local path="$R/$1" mode=$5
+    export SECTION=$2 KEY=$3 VALUE=$4
+    if [ -f "$path" ] && [ "$(stat -c %a "$path")" = "${mode#0}" ] && awk '
+        /^[[:space:]]*\[/ { insec = ($0 == "[" ENVIRON["SECTION"] "]") }
+        insec && $0 == ENVIRON["KEY"] "=" ENVIRON["VALUE"] { found = 1 }
+        END { exit !found }' "$path"; then
+        return 0
+    fi
+    mkdir -p "$(dirname "$path")"
+    touch "$path"
+    awk '
+        function put() { if (!done) print ENVIRON["KEY"] "=" ENVIRON["VALUE"]; done = 1 }
+        function flush() { printf "%s", held; held = "" }
+        /^[[:space:]]*\[/ { if (insec) put(); flush(); insec = ($0 == "[" ENVIRON["SECTION"] "]"); seen = seen || insec
+                             print; next }
+        insec && /^[[:space:]]*$/ { held = held $0 "\n"; next }
+        insec && $0 ~ ("^" ENVIRON["KEY"] "[[:space:]]*=") { flush(); put(); next }
+        { flush(); print }
+        END { if (!done) { if (!seen) print "[" ENVIRON["SECTION"] "]"; put() } flush() }' "$path" > "$path.tunewatch-new"
+    cat "$path.tunewatch-new" > "$path"
+    rm -f "$path.tunewatch-new"
+    chmod "$mode" "$path"
+    if [ "$(id -u)" = 0 ]; then chown 0:0 "$path"; fi
+    tw_changed "set [$SECTION] $KEY=$VALUE in /$1"
+}
+
 # tw_mask UNIT: disable (and stop, on the live host) and mask a unit
 tw_mask() {
     if [ "$(readlink "$R/etc/systemd/system/$1" || true)" = /dev/null ] \
@@ -104,7 +132,7 @@ tw_mask() {
     fi
     if [ -n "$R" ]; then
         systemctl --root="$R" disable "$1" 2>/dev/null || find "$R/etc/systemd/system" -path "*.wants/$1" -delete
-        systemctl --root="$R" mask "$1"
+        systemctl --root="$R" mask "$1" 2>/dev/null || ln -sfn /dev/null "$R/etc/systemd/system/$1"
     else
         systemctl disable --now "$1" || true
         systemctl mask "$1"
@@ -134,6 +162,8 @@ def _line(action) -> str:
         return f"tw_line {_q(action.path)} {_q(action.regex)} {_q(action.line)} {action.mode}"
     if isinstance(action, CommentOut):
         return f"tw_comment {_q(action.path)} {_q(action.regex)}"
+    if isinstance(action, IniSet):
+        return f"tw_ini {_q(action.path)} {_q(action.section)} {_q(action.key)} {_q(action.value)} {action.mode}"
     if isinstance(action, MaskUnit):
         return f"tw_mask {_q(action.unit)}"
     if isinstance(action, EnableUnit):
@@ -154,9 +184,7 @@ def render_bash(plan: Plan) -> str:
            "# TUNEWATCH_APPLY=runtime|persistent picks a phase (default: both on /, persistent under DIR).",
            "# Running it again changes nothing that is already right.",
            "#", "# What it changes:"]
-    for step in plan.steps:
-        if step.phase != MANUAL:
-            out.append(f"#   [{step.phase}] {step.check} {step.object}: {_comment(step.summary)}")
+    out += [f"#   {line}" for line in change_lines(plan)]
     manual = plan.phase(MANUAL)
     if manual:
         out += ["#", "# Left to you (not automated):"]

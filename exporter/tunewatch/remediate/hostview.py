@@ -31,7 +31,4 @@ def scan_host(content, profile: ResolvedProfile, root: str, waivers=None) -> Hos
     if not os.path.isdir(root):
         raise ContentError(root, "--root is not a directory")
     result = engine.scan(content, profile, root, waivers)
-    params: dict[str, str] = {}
-    for sel in profile.checks:
-        params.update(sel.vars.get("module_params", {}))
-    return HostView(result, profile, Facts(FS(root), params))
+    return HostView(result, profile, Facts(FS(root), engine._module_params(profile)))

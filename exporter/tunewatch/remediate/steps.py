@@ -50,6 +50,18 @@ class CommentOut:
 
 
 @dataclass(frozen=True)
+class IniSet:
+    """`key=value` in `[section]` of an INI file (a NetworkManager keyfile), the section added
+    when missing; the file ends with `mode`, owned by root (NetworkManager ignores keyfiles
+    that group or others may read, nm-settings-keyfile(5))."""
+    path: str
+    section: str
+    key: str
+    value: str
+    mode: str = "0600"
+
+
+@dataclass(frozen=True)
 class MaskUnit:
     """`systemctl disable` and `systemctl mask` (with `--root` on a copy of a snapshot)."""
     unit: str
@@ -65,7 +77,7 @@ class Note:
     text: str
 
 
-Action = Command | WriteFile | EnsureLine | CommentOut | MaskUnit | EnableUnit | Note
+Action = Command | WriteFile | EnsureLine | CommentOut | IniSet | MaskUnit | EnableUnit | Note
 
 
 @dataclass(frozen=True)
@@ -86,3 +98,19 @@ class Plan:
 
     def phase(self, phase: str) -> list[Step]:
         return [s for s in self.steps if s.phase == phase]
+
+
+def change_lines(plan: Plan, fold: int = 3) -> list[str]:
+    """One header line per change; more than `fold` steps of one check on one NIC (its IRQs)
+    become one line."""
+    groups: dict[tuple[str, str, str], list[Step]] = {}
+    for step in plan.steps:
+        if step.phase != MANUAL:
+            groups.setdefault((step.phase, step.check, step.object.split("/")[0]), []).append(step)
+    lines = []
+    for (phase, check, base), steps in groups.items():
+        if len(steps) > fold:
+            lines.append(f"[{phase}] {check} {base}: {len(steps)} changes ({' '.join(steps[0].summary.split())}, ...)")
+        else:
+            lines += [f"[{phase}] {s.check} {s.object}: {' '.join(s.summary.split())}" for s in steps]
+    return lines

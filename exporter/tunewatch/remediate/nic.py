@@ -1,0 +1,234 @@
+"""Remediation templates for NICs: queues, driver settings, their persistence, IRQ placement.
+
+NIC settings go into the interface's ifcfg file when it has one (SUSE wicked
+`ETHTOOL_OPTIONS`, RHEL `ETHTOOL_OPTS`), else a NetworkManager dispatcher script (root-owned
+0755, run for that interface only, NetworkManager-dispatcher(8)) when the host runs
+NetworkManager, else a udev rule; the settings of an Accelerated Networking VF always go
+into a udev rule matching the VF's driver (`DRIVERS==` matches the PCI parent, udev(7)),
+because VF names change after a redeploy and NetworkManager usually leaves VFs unmanaged.
+IRQ pinning at boot is an enabled unit running a script that finds the data vectors by name.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from ..parsers.cpulist import format_cpulist
+from ..parsers.ethtool_args import parse_ethtool_options
+from ..parsers.ini import parse_ini
+from ..parsers.shellvars import parse_shell_assignments
+from ..kinds.nic_irqs import allowed_cpus, data_irqs
+from .context import Context, _failed, _show
+from .steps import MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, IniSet, Note, Step, WriteFile
+
+ETHTOOL = "/usr/sbin/ethtool"
+SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
+SECTION_QUERY = {"channels": "-l", "rings": "-g", "coalesce": "-c", "features": "-k"}
+LABELS = {"channels": {"rx": "RX", "tx": "TX", "other": "Other", "combined": "Combined"},
+          "rings": {"rx": "RX", "rx-mini": "RX Mini", "rx-jumbo": "RX Jumbo", "tx": "TX"}}
+IRQ_SCRIPT = "usr/local/sbin/tunewatch-irq-affinity"
+
+
+# -- NICs ---------------------------------------------------------------------------------------
+
+
+def _probe(section: str, iface: str, key: str) -> str:
+    label = LABELS.get(section, {}).get(key, key)
+    return f"tw_ethtool_value {SECTION_QUERY[section]} {iface} {shlex.quote(label)}"
+
+
+def nic_channels(ctx: Context, sel, result):
+    for obj in _failed(result):
+        kind = next((s.name.split(".")[1] for s in obj.settings if s.name.startswith("channels.")
+                     and s.name != "channels.limit"), "combined")
+        limit = obj.expected.lstrip("<= ").strip()
+        yield Step(sel.check.id, obj.object, RUNTIME, f"ethtool -L {obj.object} {kind} {limit}",
+                   Command(("ethtool", "-L", obj.object, kind, limit), _probe("channels", obj.object, kind), limit))
+
+
+def nic_ethtool(ctx: Context, sel, result):
+    section = sel.vars["section"]
+    for obj in _failed(result):
+        data = ctx.facts.ethtool(obj.object).get(section) or {}
+        wrong = {k: _show(v) for k, v in sel.vars["expected"].items() if _show(data.get(k)) != _show(v)}
+        if not wrong:
+            continue
+        # one command per section: each ring or channel change re-initialises the NIC's queues
+        words = [w for k, v in wrong.items() for w in (k, v)]
+        probe = "echo " + " ".join(f"$({_probe(section, obj.object, k)})" for k in wrong)
+        yield Step(sel.check.id, obj.object, RUNTIME, f"ethtool {SECTION_OPTION[section]} {obj.object} {' '.join(words)}",
+                   Command(("ethtool", SECTION_OPTION[section], obj.object, *words), probe, " ".join(wrong.values())))
+
+
+def _required(sel, driver: str | None) -> dict[str, str]:
+    required: dict[str, str] = {}
+    for req in sel.vars["requirements"]:
+        if driver in req["drivers"]:
+            required.update({k: str(v).replace("<=", "").strip() for k, v in req["settings"].items()})
+    return required
+
+
+def _commands(iface: str, settings: dict[str, str]) -> list[str]:
+    """ethtool argument strings, one per section: '-L eth0 combined 16'."""
+    by_section: dict[str, list[str]] = {}
+    for key, value in settings.items():
+        section, name = key.split(".", 1)
+        by_section.setdefault(section, []).extend([name, value])
+    return [f"{SECTION_OPTION[s]} {iface} {' '.join(words)}" for s, words in by_section.items()]
+
+
+# NetworkManager's [ethtool] keyfile names (nm-settings-nmcli(5), ethtool.*), by ethtool JSON name
+NM_ETHTOOL_KEYS = {"channels.combined": "channels-combined", "channels.rx": "channels-rx", "channels.tx": "channels-tx",
+                   "rings.rx": "ring-rx", "rings.rx-mini": "ring-rx-mini", "rings.rx-jumbo": "ring-rx-jumbo",
+                   "rings.tx": "ring-tx", "coalesce.rx-usecs": "coalesce-rx-usecs",
+                   "coalesce.tx-usecs": "coalesce-tx-usecs", "features.large-receive-offload": "feature-lro",
+                   "features.generic-receive-offload": "feature-gro",
+                   "features.tcp-segmentation-offload": "feature-tso"}
+NM_BOOL = {"on": "true", "off": "false"}
+
+
+def _nm_keyfile(ctx: Context, iface: str) -> str | None:
+    """The keyfile of the connection bound to `iface` by name, if the host has one."""
+    for rel in ctx.facts.fs.glob("etc/NetworkManager/system-connections", "*.nmconnection"):
+        conf = parse_ini(ctx.facts.fs.read_required(rel), rel)
+        if conf.get("connection", {}).get("interface-name") == iface:
+            return rel
+    return None
+
+
+def _ifcfg(ctx: Context, iface: str) -> tuple[str, str] | None:
+    for rel, var in ((f"etc/sysconfig/network/ifcfg-{iface}", "ETHTOOL_OPTIONS"),
+                     (f"etc/sysconfig/network-scripts/ifcfg-{iface}", "ETHTOOL_OPTS")):
+        if ctx.facts.fs.exists(rel):
+            return rel, var
+    return None
+
+
+def _merged_ethtool_value(existing: str, iface: str, settings: dict[str, str], source: str) -> str:
+    """The existing `;`-separated commands with ours merged in (same section: one command)."""
+    kept, merged = [], dict(settings)
+    for part in filter(str.strip, existing.split(";")):
+        cmds = parse_ethtool_options(part, iface, source)
+        sections = {k.split(".")[0] for c in cmds for k, _v in c.settings}
+        if cmds and sections & {k.split(".")[0] for k in settings}:
+            merged = {**dict(p for c in cmds for p in c.settings), **merged}
+        else:
+            kept.append(part.strip())
+    return "; ".join(kept + _commands(iface, merged))
+
+
+def nic_settings_persistent(ctx: Context, sel, result):
+    for obj in _failed(result):
+        iface = ctx.interface(obj.object)
+        settings = _required(sel, iface.driver if iface else None)
+        if not settings or iface is None:
+            continue
+        ifcfg = _ifcfg(ctx, iface.name)
+        if iface.master or ifcfg is None and not ctx.uses_network_manager():
+            rule = ", ".join(f'RUN+="{ETHTOOL} {c.replace(iface.name, "$name", 1)}"'
+                             for c in _commands(iface.name, settings))
+            rel = f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.driver}.rules"
+            yield Step(sel.check.id, iface.name, PERSISTENT, f"udev rule /{rel} for every {iface.driver} interface",
+                       WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id}): at boot and when the "
+                                      f"driver binds again\nACTION==\"add\", SUBSYSTEM==\"net\", "
+                                      f"DRIVERS==\"{iface.driver}\", {rule}"))
+            continue
+        keyfile = None if ifcfg else _nm_keyfile(ctx, iface.name)
+        if keyfile and all(k in NM_ETHTOOL_KEYS for k in settings):
+            for key, value in settings.items():
+                nm_key, nm_value = NM_ETHTOOL_KEYS[key], NM_BOOL.get(value, value)
+                yield Step(sel.check.id, iface.name, PERSISTENT, f"[ethtool] {nm_key}={nm_value} in /{keyfile} (0600)",
+                           IniSet(keyfile, "ethtool", nm_key, nm_value))
+            continue
+        dispatched = settings
+        if ifcfg is not None:
+            rel, var = ifcfg
+            # NetworkManager's ifcfg-rh plugin reads -K/-C/-G of ETHTOOL_OPTS; channels go to a dispatcher script
+            in_ifcfg = {k: v for k, v in settings.items() if var == "ETHTOOL_OPTIONS" or not k.startswith("channels.")}
+            dispatched = {k: v for k, v in settings.items() if k not in in_ifcfg}
+            existing = parse_shell_assignments(ctx.facts.fs.read_required(rel), rel).get(var, "")
+            value = _merged_ethtool_value(existing, iface.name, in_ifcfg, rel)
+            yield Step(sel.check.id, iface.name, PERSISTENT, f"{var}='{value}' in /{rel}",
+                       EnsureLine(rel, rf"^[[:space:]]*{var}=", f"{var}='{value}'", mode="0644"))
+        if dispatched:
+            rel = f"etc/NetworkManager/dispatcher.d/90-tunewatch-ethtool-{iface.name}"
+            body = "\n".join(f"{ETHTOOL} {c}" for c in _commands(iface.name, dispatched))
+            yield Step(sel.check.id, iface.name, PERSISTENT, f"NetworkManager dispatcher script /{rel}",
+                       WriteFile(rel, f"#!/bin/sh\n# written by tunewatch remediate ({sel.check.id})\n"
+                                      f"[ \"$1\" = \"{iface.name}\" ] && [ \"$2\" = \"up\" ] || exit 0\n{body}",
+                                 mode="0755"))
+
+
+# -- IRQs -----------------------------------------------------------------------------------------
+
+
+def irq_placement(ctx: Context, sel, result):
+    """Pin each data IRQ of a failing NIC to one allowed CPU, round robin (fixes spread too)."""
+    t = ctx.target(sel)
+    failing = {o.object.split("/")[0] for o in _failed(result)}
+    for iface in t.interfaces():
+        if iface.name not in failing:
+            continue
+        allowed, _node = allowed_cpus(t, iface)
+        cpus = sorted(allowed)
+        live = [irq for irq, _name in data_irqs(t, iface) if ctx.facts.affinity(irq) is not None]
+        for n, irq in enumerate(sorted(live)):
+            cpu = str(cpus[n % len(cpus)])
+            path = f"/proc/irq/{irq}/smp_affinity_list"
+            yield Step(sel.check.id, f"{iface.name}/irq{irq}", RUNTIME, f"IRQ {irq} of {iface.name} on CPU {cpu}",
+                       Command(("tw_write", path, cpu), f"cat {path}", cpu))
+
+
+def irq_affinity_persistent(ctx: Context, sel, result):
+    runtime = next((s for s in ctx.view.profile.checks if s.check.kind == "irq_affinity"), None)
+    t = ctx.target(runtime) if runtime else None
+    for obj in _failed(result):
+        iface = ctx.interface(obj.object)
+        if iface is None or t is None:
+            yield Step(sel.check.id, obj.object, MANUAL, "pin IRQs at boot",
+                       Note(f"{obj.object}: add a boot-time mechanism that pins its IRQs"))
+            continue
+        allowed, _node = allowed_cpus(t, iface)
+        patterns = "|".join(runtime.vars.get("control_irq_patterns", [])) or "^$"
+        name = iface.master or iface.name  # the VF's name changes after a redeploy, its master's does not
+        unit = f"tunewatch-irq-affinity-{name}.service"
+        yield Step(sel.check.id, obj.object, PERSISTENT, f"/{IRQ_SCRIPT}: pins data IRQs round robin",
+                   WriteFile(IRQ_SCRIPT, IRQ_SCRIPT_TEXT, mode="0755"))
+        yield Step(sel.check.id, obj.object, PERSISTENT, f"unit {unit}: runs it for {name} and its VFs at boot",
+                   WriteFile(f"etc/systemd/system/{unit}",
+                             f"# written by tunewatch remediate ({sel.check.id})\n[Unit]\n"
+                             f"Description=Pin the data IRQs of {name} (and its VFs) to CPUs {format_cpulist(allowed)}\n"
+                             "After=network.target\n\n[Service]\nType=oneshot\n"
+                             f"ExecStart=/{IRQ_SCRIPT} {format_cpulist(allowed)} {name} '{patterns}'\n\n"
+                             "[Install]\nWantedBy=multi-user.target"))
+        yield Step(sel.check.id, obj.object, PERSISTENT, f"systemctl enable {unit}", EnableUnit(unit))
+
+
+IRQ_SCRIPT_TEXT = r"""#!/bin/bash
+# written by tunewatch remediate: pin every data IRQ of an interface (and of the VFs under it,
+# lower_* links) to one CPU of CPULIST each, round robin; control vectors (names matching
+# CONTROL, an extended regular expression) are left alone.
+# usage: tunewatch-irq-affinity CPULIST IFACE [CONTROL]
+set -eu
+cpulist=$1 iface=$2 control=${3:-^$}
+cpus=()
+IFS=, read -ra parts <<< "$cpulist"
+for part in "${parts[@]}"; do
+    first=${part%-*} last=${part#*-}
+    for ((cpu = first; cpu <= last; cpu++)); do cpus+=("$cpu"); done
+done
+n=0
+for dev in "/sys/class/net/$iface" "/sys/class/net/$iface"/lower_*; do
+    [ -e "$dev" ] || continue
+    msi="$dev/device/msi_irqs"
+    [ -d "$msi" ] || msi="$dev/device/../msi_irqs"
+    [ -d "$msi" ] || continue
+    for entry in "$msi"/*; do
+        irq=${entry##*/}
+        [ -e "/proc/irq/$irq/smp_affinity_list" ] || continue
+        name=$(awk -v irq="$irq:" '$1 == irq {print $NF}' /proc/interrupts)
+        if [[ $name =~ $control ]]; then continue; fi
+        echo "${cpus[n % ${#cpus[@]}]}" > "/proc/irq/$irq/smp_affinity_list"
+        n=$((n + 1))
+    done
+done"""
