@@ -728,6 +728,11 @@ def _bdi_readahead():
     bdi(r, 54, 128)
     r = Root("bdi_readahead", "bdi_missing.error", "nfs-readahead", "no sys/class/bdi entry for the mount's device")
     nfs_host(r)
+    r = Root("bdi_readahead", "bdi_value_garbage.error", "nfs-readahead",
+             "read_ahead_kb holds no number (a broken copy): unreadable, not a wrong value",
+             objects={"/sasdata": "error"})
+    nfs_host(r)
+    r.write("sys/class/bdi/0:52/read_ahead_kb", "\x00\x00\n")
     r = Root("bdi_readahead", "no_nfs.notapplicable", "nfs-readahead", "no NFS mount")
     nfs_host(r, lines=[])
     bdi(r, 52, 128)
