@@ -768,9 +768,12 @@ def _udev_attr():
 
 @scenario("tuned_profile")
 def _tuned_profile():
-    def scn(name, desc, active, **meta):
+    def scn(name, desc, active, enabled=True, **meta):
         r = Root("tuned_profile", name, "tuned-profile", desc, **meta)
         nfs_host(r)
+        bx.install_units(r, ["tuned.service"])
+        if enabled:
+            bx.enable(r, "tuned.service")
         if active is not None:
             r.write("etc/tuned/active_profile", active + "\n")
         r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
@@ -786,6 +789,8 @@ def _tuned_profile():
     r.write("etc/tuned/sas-performance/tuned.conf", "[main]\ninclude=sas-base\n")
     r.write("etc/tuned/sas-base/tuned.conf", "[main]\ninclude=throughput-performance\n\n[vm]\n"
             "transparent_hugepages=never\n")
+    scn("tuned_service_disabled.fail", "throughput-performance is active_profile, but tuned.service is not enabled: "
+        "nothing applies it at boot", "throughput-performance", enabled=False, objects={"tuned": "fail"})
     scn("balanced.fail", "balanced is active", "balanced", objects={"tuned": "fail"})
     scn("no_active_profile.fail", "tuned never configured (no etc/tuned/active_profile)", None)
     r = scn("custom_not_including.fail", "a custom profile that includes balanced", "sas-performance")
