@@ -591,6 +591,11 @@ def fs_entry(opts=FSTAB_OPTS, mnt="/sasdata", server="10.0.2.4:/sasdata") -> str
 
 @scenario("nfs_mount_options")
 def _nfs_mount_options():
+    # an applicability condition whose fact cannot be read runs the check (selectors.py), so
+    # the unreadable mountinfo is reported, not hidden as "no NFS mounted"
+    r = nfs_scn("mountinfo_unreadable.error", NFS_RT,
+                "proc/self/mountinfo is not mountinfo (a broken copy): error, not notapplicable")
+    r.write("proc/self/mountinfo", "\x7fELF\x02\x01 garbage\n")
     nfs_scn("canonical_mountinfo.pass", NFS_RT,
             "kernel-canonical options: vers=3, proto=tcp, no rdirplus shown (the default)")
     nfs_scn("nordirplus.fail", NFS_RT, "mountinfo shows nordirplus",
