@@ -1211,6 +1211,9 @@ def _irq_affinity():
             host=lambda r: control_vector_host(r, control=["mana_hwc"], data=[f"mana_q{k}" for k in range(4)],
                                                data_cpus=[[2], [1], [4], [5]], vf_driver="sys/bus/pci/drivers/mana"),
             meta={"objects": {"enP1s1/irq26": "fail", "enP1s1/irq25": "pass"}})
+    r = irq_scn(K, "bonding_masters_file_beside_vf.pass", C,
+                "sys/class/net/bonding_masters (a file, bonding loaded with no bond) beside the AN pair")
+    r.write("sys/class/net/bonding_masters", "\n")
     irq_scn(K, "sas_profile_cpu0_allowed_on_nic_node.pass", C,
             "azure-sas-grid-anf (seed 003): IRQs anywhere on the NIC's node; comp0 on CPU 0 and comp1 on CPU 1 "
             "are fine there (seed 000's CPU 0-1 exclusion does not apply)",
