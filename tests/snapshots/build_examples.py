@@ -1182,9 +1182,9 @@ ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $n
 ACTION=="add", SUBSYSTEM=="net", DRIVERS=="hv_netvsc", RUN+="/sbin/ethtool -L $name combined 16"
 """
 AN_PIN_SCRIPT = """#!/bin/bash
-# Pin the completion (data) vectors of the AN VF under each synthetic NIC to one CPU of
-# CPULIST each, round robin; control vectors (mlx5_*_eq) are left alone.
-# Usage: pin-an-irqs.sh CPULIST SYNTHETIC_NIC...
+# Pin the completion (data) vectors of each mlx5 VF to one CPU of CPULIST each, round
+# robin; control vectors (mlx5_*_eq) are left alone.
+# Usage: pin-an-irqs.sh CPULIST VF...
 set -eu
 expand() {
     local part
@@ -1193,15 +1193,12 @@ expand() {
     done
 }
 cpus=($(expand "$1")); shift
-for master in "$@"; do
-    for lower in /sys/class/net/"$master"/lower_*; do
-        vf=${lower##*/lower_}
-        i=0
-        for irq in $(ls /sys/class/net/"$vf"/device/msi_irqs); do
-            grep -q "mlx5_comp" <(grep "^ *${irq}:" /proc/interrupts) || continue
-            echo "${cpus[$((i % ${#cpus[@]}))]}" > /proc/irq/"$irq"/smp_affinity_list
-            i=$((i + 1))
-        done
+for vf in "$@"; do
+    i=0
+    for irq in $(ls /sys/class/net/"$vf"/device/msi_irqs); do
+        grep -q "mlx5_comp" <(grep "^ *${irq}:" /proc/interrupts) || continue
+        echo "${cpus[$((i % ${#cpus[@]}))]}" > /proc/irq/"$irq"/smp_affinity_list
+        i=$((i + 1))
     done
 done
 """
@@ -1263,7 +1260,7 @@ Wants=network-online.target
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=/usr/local/sbin/pin-an-irqs.sh 2-31 {pair['synth']}
+ExecStart=/usr/local/sbin/pin-an-irqs.sh 2-31 {pair['vf']}
 
 [Install]
 WantedBy=multi-user.target
