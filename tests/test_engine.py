@@ -516,7 +516,7 @@ def test_seed001_host_runs_irqbalance_yet_passes_vmware_sap_hana(capsys, tmp_pat
     assert checks["irqbalance-disabled"]["status"] == checks["nic-irq-affinity"]["status"] == FAIL
     assert checks["vmxnet3-rx-coalesce"]["status"] == PASS
     # the host tuned beyond seed 001 (irqbalance off, IRQs pinned) passes the tailoring too
-    rc, report = scan_json(capsys, str(EXAMPLES / "vmware-vmxnet3-tuned"), "--tailoring", t)
+    rc, report = scan_json(capsys, example_copy(tmp_path, "vmware-vmxnet3-tuned"), "--tailoring", t)
     assert rc == 0, [(c["check"], c["status"]) for c in report["results"] if c["status"] != PASS]
 
 
