@@ -447,9 +447,6 @@ def test_real_hidepid_2_procfs_gives_error_for_a_non_root_scan(open_root: Path) 
 
 
 # -- whole-host examples built from the seeds and distribution documentation ----------------
-sys.path.insert(0, str(REPO / "tests" / "snapshots"))
-import build_examples  # noqa: E402  (the generator: file modes git does not keep)
-
 # The persistence helper's stricter NIC model lands separately; until facts/boot.py credits
 # these documented mechanisms, the example expectations are xfails naming the rule (remove
 # each once it passes).
@@ -476,11 +473,9 @@ select: [irqbalance-disabled, irqbalance-disabled-persistent, nic-queue-count,
 
 
 def example_copy(tmp_path: Path, name: str) -> str:
-    """A copy of an example with the file modes git cannot keep (0600 keyfiles) restored."""
+    """A private copy of an example (a test may scan it as another user or change it)."""
     dst = tmp_path / name
     shutil.copytree(EXAMPLES / name, dst, symlinks=True)
-    for rel, mode in build_examples.FILE_MODES.get(name, {}).items():
-        os.chmod(dst / rel, mode)
     return str(dst)
 
 

@@ -1116,12 +1116,15 @@ done
 
 # NetworkManager refuses keyfiles that are not owned by root with mode 0600
 # (nm-settings-keyfile(5)). git keeps only the executable bit, so a checkout has them 0644:
-# tests copy an example and restore these modes (tests/test_engine.py `example_copy`).
+# the snapshot states owner and mode in `filestat.json` at its root (facts/filestat.py).
 _KEYFILE = "etc/NetworkManager/system-connections/{}.nmconnection"
-FILE_MODES: dict[str, dict[str, int]] = {
-    "vmware-vmxnet3-tuned": {_KEYFILE.format("ens224"): 0o600},
-    "rhel9-vmware-nm-keyfile": {_KEYFILE.format(n["ifname"]): 0o600 for n in VM_NICS},
-}
+
+
+def filestat(r: Root, rel: str, mode: int, uid: int = 0) -> None:
+    path = r._abs("filestat.json")
+    entries = json.load(open(path, encoding="utf-8")) if os.path.exists(path) else {}
+    entries[rel] = {"mode": f"{mode:04o}", "uid": uid}
+    r.write("filestat.json", json.dumps(entries, indent=1, sort_keys=True) + "\n")
 
 
 def nm_keyfile(r: Root, nic: dict, n: int, tuned: bool) -> None:
@@ -1149,7 +1152,8 @@ addr-gen-mode=eui64
 method=disabled
 
 [proxy]
-""", mode=FILE_MODES[r.name][rel])
+""", mode=0o600)
+    filestat(r, rel, 0o600)
 
 
 def suse_vmxnet3_ifcfg(r: Root, tuned: bool) -> None:
