@@ -772,6 +772,13 @@ def sles_azure_mounts() -> list[str]:
     ], cgroup2=False)
 
 
+AN_QUEUES_RULE = """# Accelerated Networking: 16 queues (seed 000) on every mlx5 VF and on the synthetic NICs.
+# Matched by driver, so the rule follows the VF whatever name it gets after a redeploy.
+ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $name combined 16"
+ACTION=="add", SUBSYSTEM=="net", DRIVERS=="hv_netvsc", RUN+="/sbin/ethtool -L $name combined 16"
+"""
+
+
 def azure_m(name: str, *, rebooted: bool) -> None:
     r = Root(name)
     rng = random.Random(name)
@@ -856,6 +863,10 @@ WantedBy=multi-user.target
 """)
         enable(r, "mlnx-irq-affinity.service", where="/etc/systemd/system")
 
+    if not rebooted:
+        # ETHTOOL_OPTIONS on the synthetic NIC (seed 000) sets only its own channels; the VFs
+        # get theirs from a udev rule matching their driver, whatever name a redeploy gives them
+        r.write("etc/udev/rules.d/70-azure-an-queues.rules", AN_QUEUES_RULE)
     # SUSE ifcfg (seed 000): queue count re-applied by wicked at ifup
     for idx, pair in enumerate(AZ_PAIRS):
         ifc = pair["synth"]
@@ -1180,11 +1191,6 @@ NAME='VMXNET3 Ethernet Controller'
 
 OLD_KERNEL = "4.15.0-1113-azure"
 OLD_VF_IRQ_CONTROL = ["mlx5_pages_eq", "mlx5_cmd_eq", "mlx5_async_eq"]  # eq.c mlx5_start_eqs(), vectors 0-2
-AN_QUEUES_RULE = """# Accelerated Networking: 16 queues (seed 000) on every mlx5 VF and on the synthetic NICs.
-# Matched by driver, so the rule follows the VF whatever name it gets after a redeploy.
-ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $name combined 16"
-ACTION=="add", SUBSYSTEM=="net", DRIVERS=="hv_netvsc", RUN+="/sbin/ethtool -L $name combined 16"
-"""
 AN_PIN_SCRIPT = """#!/bin/bash
 # Pin the completion (data) vectors of each mlx5 VF to one CPU of CPULIST each, round
 # robin; control vectors (mlx5_*_eq) are left alone.
