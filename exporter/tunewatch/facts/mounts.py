@@ -17,10 +17,13 @@ NETWORK_FSTYPES = frozenset({"nfs", "nfs4", "cifs", "smb3", "ceph", "glusterfs",
 
 
 def read_mountinfo(fs: FS) -> list[MountInfo]:
-    text = fs.read_text("proc/self/mountinfo")
-    if text is None:
-        text = fs.read_required("proc/1/mountinfo")
-    return parse_mountinfo(text, "proc/self/mountinfo")
+    """The mount table; a snapshot without one knows no mounts (the NFS checks do not
+    apply), while an unreadable or garbled one raises (they are `error`)."""
+    for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
+        text = fs.read_text(rel)
+        if text is not None:
+            return parse_mountinfo(text, rel)
+    return []
 
 
 def read_fstab(fs: FS) -> list[FstabEntry]:
