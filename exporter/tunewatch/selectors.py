@@ -66,16 +66,19 @@ def _path_exists(fs: FS, pattern: str) -> bool:
     return bool(fs.glob(directory, name)) if any(c in name for c in "*?[") else fs.exists(pattern)
 
 
-def condition_holds(cond: dict, facts: Facts, scope: dict) -> bool:
-    """Evaluate an applicability condition; unreadable facts make a condition false."""
+def _holds(cond: dict, facts: Facts, scope: dict) -> bool | None:
+    """True, False, or None when a fact it needs cannot be read."""
     (key, value), = cond.items()
+    if key in ("any_of", "all_of"):
+        found = [_holds(c, facts, scope) for c in value]
+        decisive = key == "any_of"  # any_of: one True decides; all_of: one False decides
+        if decisive in found:
+            return decisive
+        return None if None in found else not decisive
+    if key == "not":
+        inner = _holds(value, facts, scope)
+        return None if inner is None else not inner
     try:
-        if key == "any_of":
-            return any(condition_holds(c, facts, scope) for c in value)
-        if key == "all_of":
-            return all(condition_holds(c, facts, scope) for c in value)
-        if key == "not":
-            return not condition_holds(value, facts, scope)
         if key == "platform":
             return facts.host.platform in value
         if key == "path_exists":
@@ -88,5 +91,12 @@ def condition_holds(cond: dict, facts: Facts, scope: dict) -> bool:
         if key == "interfaces_in_scope":
             return bool(select_interfaces(facts, scope.get("interfaces"))) == value
     except (FactError, ParseError):
-        return False
+        return None
     raise ValueError(f"unknown condition {key!r}")  # the schema makes this unreachable
+
+
+def condition_holds(cond: dict, facts: Facts, scope: dict) -> bool:
+    """Evaluate an applicability condition. When a fact it needs cannot be read, the check
+    is run anyway, so that the kind meets the same unreadable fact and reports `error`:
+    an unreadable mountinfo must not turn the NFS checks into `notapplicable`."""
+    return _holds(cond, facts, scope) is not False

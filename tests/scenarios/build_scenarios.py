@@ -591,6 +591,11 @@ def fs_entry(opts=FSTAB_OPTS, mnt="/sasdata", server="10.0.2.4:/sasdata") -> str
 
 @scenario("nfs_mount_options")
 def _nfs_mount_options():
+    # an applicability condition whose fact cannot be read runs the check (selectors.py), so
+    # the unreadable mountinfo is reported, not hidden as "no NFS mounted"
+    r = nfs_scn("mountinfo_unreadable.error", NFS_RT,
+                "proc/self/mountinfo is not mountinfo (a broken copy): error, not notapplicable")
+    r.write("proc/self/mountinfo", "\x7fELF\x02\x01 garbage\n")
     nfs_scn("canonical_mountinfo.pass", NFS_RT,
             "kernel-canonical options: vers=3, proto=tcp, no rdirplus shown (the default)")
     nfs_scn("nordirplus.fail", NFS_RT, "mountinfo shows nordirplus",
@@ -728,6 +733,11 @@ def _bdi_readahead():
     bdi(r, 54, 128)
     r = Root("bdi_readahead", "bdi_missing.error", "nfs-readahead", "no sys/class/bdi entry for the mount's device")
     nfs_host(r)
+    r = Root("bdi_readahead", "bdi_value_garbage.error", "nfs-readahead",
+             "read_ahead_kb holds no number (a broken copy): unreadable, not a wrong value",
+             objects={"/sasdata": "error"})
+    nfs_host(r)
+    r.write("sys/class/bdi/0:52/read_ahead_kb", "\x00\x00\n")
     r = Root("bdi_readahead", "no_nfs.notapplicable", "nfs-readahead", "no NFS mount")
     nfs_host(r, lines=[])
     bdi(r, 52, 128)
@@ -768,9 +778,12 @@ def _udev_attr():
 
 @scenario("tuned_profile")
 def _tuned_profile():
-    def scn(name, desc, active, **meta):
+    def scn(name, desc, active, enabled=True, **meta):
         r = Root("tuned_profile", name, "tuned-profile", desc, **meta)
         nfs_host(r)
+        bx.install_units(r, ["tuned.service"])
+        if enabled:
+            bx.enable(r, "tuned.service")
         if active is not None:
             r.write("etc/tuned/active_profile", active + "\n")
         r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
@@ -786,6 +799,8 @@ def _tuned_profile():
     r.write("etc/tuned/sas-performance/tuned.conf", "[main]\ninclude=sas-base\n")
     r.write("etc/tuned/sas-base/tuned.conf", "[main]\ninclude=throughput-performance\n\n[vm]\n"
             "transparent_hugepages=never\n")
+    scn("tuned_service_disabled.fail", "throughput-performance is active_profile, but tuned.service is not enabled: "
+        "nothing applies it at boot", "throughput-performance", enabled=False, objects={"tuned": "fail"})
     scn("balanced.fail", "balanced is active", "balanced", objects={"tuned": "fail"})
     scn("no_active_profile.fail", "tuned never configured (no etc/tuned/active_profile)", None)
     r = scn("custom_not_including.fail", "a custom profile that includes balanced", "sas-performance")
@@ -1462,6 +1477,9 @@ def _irq_affinity():
             host=lambda r: control_vector_host(r, control=["mana_hwc"], data=[f"mana_q{k}" for k in range(4)],
                                                data_cpus=[[2], [1], [4], [5]], vf_driver="sys/bus/pci/drivers/mana"),
             meta={"objects": {"enP1s1/irq26": "fail", "enP1s1/irq25": "pass"}})
+    r = irq_scn(K, "bonding_masters_file_beside_vf.pass", C,
+                "sys/class/net/bonding_masters (a file, bonding loaded with no bond) beside the AN pair")
+    r.write("sys/class/net/bonding_masters", "\n")
     irq_scn(K, "sas_profile_cpu0_allowed_on_nic_node.pass", C,
             "azure-sas-grid-anf (seed 003): IRQs anywhere on the NIC's node; comp0 on CPU 0 and comp1 on CPU 1 "
             "are fine there (seed 000's CPU 0-1 exclusion does not apply)",

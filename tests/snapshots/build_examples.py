@@ -772,6 +772,13 @@ def sles_azure_mounts() -> list[str]:
     ], cgroup2=False)
 
 
+AN_QUEUES_RULE = """# Accelerated Networking: 16 queues (seed 000) on every mlx5 VF and on the synthetic NICs.
+# Matched by driver, so the rule follows the VF whatever name it gets after a redeploy.
+ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $name combined 16"
+ACTION=="add", SUBSYSTEM=="net", DRIVERS=="hv_netvsc", RUN+="/sbin/ethtool -L $name combined 16"
+"""
+
+
 def azure_m(name: str, *, rebooted: bool) -> None:
     r = Root(name)
     rng = random.Random(name)
@@ -856,6 +863,10 @@ WantedBy=multi-user.target
 """)
         enable(r, "mlnx-irq-affinity.service", where="/etc/systemd/system")
 
+    if not rebooted:
+        # ETHTOOL_OPTIONS on the synthetic NIC (seed 000) sets only its own channels; the VFs
+        # get theirs from a udev rule matching their driver, whatever name a redeploy gives them
+        r.write("etc/udev/rules.d/70-azure-an-queues.rules", AN_QUEUES_RULE)
     # SUSE ifcfg (seed 000): queue count re-applied by wicked at ifup
     for idx, pair in enumerate(AZ_PAIRS):
         ifc = pair["synth"]
@@ -1116,12 +1127,15 @@ done
 
 # NetworkManager refuses keyfiles that are not owned by root with mode 0600
 # (nm-settings-keyfile(5)). git keeps only the executable bit, so a checkout has them 0644:
-# tests copy an example and restore these modes (tests/test_engine.py `example_copy`).
+# the snapshot states owner and mode in `filestat.json` at its root (facts/filestat.py).
 _KEYFILE = "etc/NetworkManager/system-connections/{}.nmconnection"
-FILE_MODES: dict[str, dict[str, int]] = {
-    "vmware-vmxnet3-tuned": {_KEYFILE.format("ens224"): 0o600},
-    "rhel9-vmware-nm-keyfile": {_KEYFILE.format(n["ifname"]): 0o600 for n in VM_NICS},
-}
+
+
+def filestat(r: Root, rel: str, mode: int, uid: int = 0) -> None:
+    path = r._abs("filestat.json")
+    entries = json.load(open(path, encoding="utf-8")) if os.path.exists(path) else {}
+    entries[rel] = {"mode": f"{mode:04o}", "uid": uid}
+    r.write("filestat.json", json.dumps(entries, indent=1, sort_keys=True) + "\n")
 
 
 def nm_keyfile(r: Root, nic: dict, n: int, tuned: bool) -> None:
@@ -1149,7 +1163,8 @@ addr-gen-mode=eui64
 method=disabled
 
 [proxy]
-""", mode=FILE_MODES[r.name][rel])
+""", mode=0o600)
+    filestat(r, rel, 0o600)
 
 
 def suse_vmxnet3_ifcfg(r: Root, tuned: bool) -> None:
@@ -1176,15 +1191,10 @@ NAME='VMXNET3 Ethernet Controller'
 
 OLD_KERNEL = "4.15.0-1113-azure"
 OLD_VF_IRQ_CONTROL = ["mlx5_pages_eq", "mlx5_cmd_eq", "mlx5_async_eq"]  # eq.c mlx5_start_eqs(), vectors 0-2
-AN_QUEUES_RULE = """# Accelerated Networking: 16 queues (seed 000) on every mlx5 VF and on the synthetic NICs.
-# Matched by driver, so the rule follows the VF whatever name it gets after a redeploy.
-ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $name combined 16"
-ACTION=="add", SUBSYSTEM=="net", DRIVERS=="hv_netvsc", RUN+="/sbin/ethtool -L $name combined 16"
-"""
 AN_PIN_SCRIPT = """#!/bin/bash
-# Pin the completion (data) vectors of the AN VF under each synthetic NIC to one CPU of
-# CPULIST each, round robin; control vectors (mlx5_*_eq) are left alone.
-# Usage: pin-an-irqs.sh CPULIST SYNTHETIC_NIC...
+# Pin the completion (data) vectors of each mlx5 VF to one CPU of CPULIST each, round
+# robin; control vectors (mlx5_*_eq) are left alone.
+# Usage: pin-an-irqs.sh CPULIST VF...
 set -eu
 expand() {
     local part
@@ -1193,15 +1203,12 @@ expand() {
     done
 }
 cpus=($(expand "$1")); shift
-for master in "$@"; do
-    for lower in /sys/class/net/"$master"/lower_*; do
-        vf=${lower##*/lower_}
-        i=0
-        for irq in $(ls /sys/class/net/"$vf"/device/msi_irqs); do
-            grep -q "mlx5_comp" <(grep "^ *${irq}:" /proc/interrupts) || continue
-            echo "${cpus[$((i % ${#cpus[@]}))]}" > /proc/irq/"$irq"/smp_affinity_list
-            i=$((i + 1))
-        done
+for vf in "$@"; do
+    i=0
+    for irq in $(ls /sys/class/net/"$vf"/device/msi_irqs); do
+        grep -q "mlx5_comp" <(grep "^ *${irq}:" /proc/interrupts) || continue
+        echo "${cpus[$((i % ${#cpus[@]}))]}" > /proc/irq/"$irq"/smp_affinity_list
+        i=$((i + 1))
     done
 done
 """
@@ -1263,7 +1270,7 @@ Wants=network-online.target
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=/usr/local/sbin/pin-an-irqs.sh 2-31 {pair['synth']}
+ExecStart=/usr/local/sbin/pin-an-irqs.sh 2-31 {pair['vf']}
 
 [Install]
 WantedBy=multi-user.target

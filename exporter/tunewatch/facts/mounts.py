@@ -6,6 +6,7 @@ not hang a scan. Read-ahead comes from the mount's bdi in sysfs, found by device
 
 from __future__ import annotations
 
+from ..errors import ParseError
 from ..fs import FS
 from ..parsers.fstab import FstabEntry, parse_fstab
 from ..parsers.mountinfo import MountInfo, parse_mountinfo
@@ -16,10 +17,13 @@ NETWORK_FSTYPES = frozenset({"nfs", "nfs4", "cifs", "smb3", "ceph", "glusterfs",
 
 
 def read_mountinfo(fs: FS) -> list[MountInfo]:
-    text = fs.read_text("proc/self/mountinfo")
-    if text is None:
-        text = fs.read_required("proc/1/mountinfo")
-    return parse_mountinfo(text, "proc/self/mountinfo")
+    """The mount table; a snapshot without one knows no mounts (the NFS checks do not
+    apply), while an unreadable or garbled one raises (they are `error`)."""
+    for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
+        text = fs.read_text(rel)
+        if text is not None:
+            return parse_mountinfo(text, rel)
+    return []
 
 
 def read_fstab(fs: FS) -> list[FstabEntry]:
@@ -39,5 +43,9 @@ def fstab_entry(entries: list[FstabEntry], mount_point: str) -> FstabEntry | Non
 
 
 def read_ahead_kb(fs: FS, mount: MountInfo) -> int | None:
-    value = fs.read_value(f"sys/class/bdi/{mount.major}:{mount.minor}/read_ahead_kb")
-    return int(value) if value is not None and value.isdigit() else None
+    """None when the bdi has no read_ahead_kb (absent); unreadable or garbage raises."""
+    rel = f"sys/class/bdi/{mount.major}:{mount.minor}/read_ahead_kb"
+    value = fs.read_value(rel)
+    if value is not None and not value.isdigit():
+        raise ParseError(rel, f"not a number: {value[:40]!r}")
+    return None if value is None else int(value)

@@ -55,10 +55,23 @@ class BootSysctl:
     sysctl_conf: dict[str, ConfiguredValue] = field(default_factory=dict)  # what etc/sysctl.conf says
     sysctl_conf_linked: bool = False  # a sysctl.d link brings it to systemd-sysctl
 
+    def get(self, key: str) -> ConfiguredValue | None:
+        """The value the key has after the last consumer ran (what the host boots with)."""
+        return self.consumers[-1].values.get(key) if self.consumers else None
+
 
 def read_runtime(fs: FS, key: str) -> str | None:
     value = fs.read_text(sysctl_key_to_path(key))
     return None if value is None else " ".join(value.split())
+
+
+def sysctl_files(fs: FS) -> list[str]:
+    """Every sysctl file a boot-time consumer may apply, in procps `sysctl --system` order:
+    sysctl.d merged by name, then etc/sysctl.conf (a later file wins)."""
+    files = fs.config_files(SYSCTL_DIRS, "*.conf")
+    if fs.resolves(SYSCTL_CONF) and not fs.is_dir(SYSCTL_CONF):
+        files.append(SYSCTL_CONF)
+    return files
 
 
 def _read_settings(fs: FS, rel: str) -> dict[str, ConfiguredValue]:

@@ -13,8 +13,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
         bdi = f"{mount.major}:{mount.minor}"
         value = t.facts.read_ahead_kb(mount)
         if value is None:
-            return ObjectResult(mount.mount_point, ERROR, str(wanted), "unknown",
-                                f"{mount.mount_point}: sys/class/bdi/{bdi}/read_ahead_kb is not readable")
+            return ObjectResult(mount.mount_point, ERROR, str(wanted), "absent",
+                                f"{mount.mount_point}: sys/class/bdi/{bdi}/read_ahead_kb is absent")
         setting = [Setting("read_ahead_kb", value, wanted)]
         if value == wanted:
             return ObjectResult(mount.mount_point, PASS, str(wanted), str(value),

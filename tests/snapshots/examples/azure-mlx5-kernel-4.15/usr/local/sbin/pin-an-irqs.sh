@@ -1,7 +1,7 @@
 #!/bin/bash
-# Pin the completion (data) vectors of the AN VF under each synthetic NIC to one CPU of
-# CPULIST each, round robin; control vectors (mlx5_*_eq) are left alone.
-# Usage: pin-an-irqs.sh CPULIST SYNTHETIC_NIC...
+# Pin the completion (data) vectors of each mlx5 VF to one CPU of CPULIST each, round
+# robin; control vectors (mlx5_*_eq) are left alone.
+# Usage: pin-an-irqs.sh CPULIST VF...
 set -eu
 expand() {
     local part
@@ -10,14 +10,11 @@ expand() {
     done
 }
 cpus=($(expand "$1")); shift
-for master in "$@"; do
-    for lower in /sys/class/net/"$master"/lower_*; do
-        vf=${lower##*/lower_}
-        i=0
-        for irq in $(ls /sys/class/net/"$vf"/device/msi_irqs); do
-            grep -q "mlx5_comp" <(grep "^ *${irq}:" /proc/interrupts) || continue
-            echo "${cpus[$((i % ${#cpus[@]}))]}" > /proc/irq/"$irq"/smp_affinity_list
-            i=$((i + 1))
-        done
+for vf in "$@"; do
+    i=0
+    for irq in $(ls /sys/class/net/"$vf"/device/msi_irqs); do
+        grep -q "mlx5_comp" <(grep "^ *${irq}:" /proc/interrupts) || continue
+        echo "${cpus[$((i % ${#cpus[@]}))]}" > /proc/irq/"$irq"/smp_affinity_list
+        i=$((i + 1))
     done
 done
