@@ -126,18 +126,10 @@ def cmd_scan(args) -> int:
     content, profile, waivers = _load(args)
     if not os.path.isdir(args.root):
         raise ContentError(args.root, "--root is not a directory")
-    result = engine.scan(content, profile, args.root, waivers, timeout=args.timeout)
-    if result.timed_out:  # a read still blocks in the scan thread: report, then exit without joining it
-        code = _report(args, result)
-        sys.stdout.flush()
-        sys.stderr.write(f"tunewatch: error: scan did not finish within {args.timeout:g} s; unfinished checks "
-                         "are reported as error\n")
-        sys.stderr.flush()
-        os._exit(code)
-    return _report(args, result)
-
-
-def _report(args, result) -> int:
+    result = engine.scan_with_watchdog(content, profile, args.root, waivers, timeout=args.timeout)
+    if result.timed_out:
+        print(f"tunewatch: error: scan did not finish within {args.timeout:g} s; checks not decided are "
+              "reported as error", file=sys.stderr)
     if args.format == "prometheus":
         from .outputs.prometheus import render, write_textfile
         text = render(result)
