@@ -247,8 +247,8 @@ class FS:
         return None if data is None else decode_text(data)
 
     def iter_lines(self, rel: str, max_bytes: int):
-        """Lines of a big file as a stream (the file is never held whole); None if missing.
-        FactError from the iterator when the file grows past `max_bytes`."""
+        """Byte lines of a big file as a stream (never held whole, never decoded here);
+        None if missing. FactError from the iterator past `max_bytes` or MAX_LINE."""
         fd = self._open(rel)
         if fd is None:
             return None
@@ -256,15 +256,15 @@ class FS:
 
     @staticmethod
     def _lines(fd: int, rel: str, max_bytes: int):
-        with open(fd, encoding="utf-8", errors="replace", buffering=1 << 20) as f:
+        with open(fd, "rb", buffering=1 << 20) as f:
             size = 0
             try:
                 while line := f.readline(MAX_LINE):
                     size += len(line)
                     if size > max_bytes:
                         raise FactError(f"cannot read {rel}: larger than {max_bytes} bytes")
-                    if len(line) == MAX_LINE and not line.endswith("\n"):
-                        raise FactError(f"cannot read {rel}: a line longer than {MAX_LINE} characters")
+                    if len(line) == MAX_LINE and not line.endswith(b"\n"):
+                        raise FactError(f"cannot read {rel}: a line longer than {MAX_LINE} bytes")
                     yield line
             except OSError as e:
                 raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
