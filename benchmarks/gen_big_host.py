@@ -86,7 +86,7 @@ def build(directory: str, ncpu: int = NCPU) -> str:
             if k == 3:  # irqbalance: anywhere
                 cpu = rng.randrange(NCPU)
             elif k == 2 and 1 <= i <= 8:  # 8 vectors on the wrong node
-                cpu = nodes[(k + 1) % NODES][i]
+                cpu = nodes[(k + 1) % NODES][i % PER_NODE]
             else:
                 cpu = allowed[i % len(allowed)]
             ex.irq_affinity(r, irq, [cpu], [cpu])

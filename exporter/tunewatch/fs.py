@@ -110,7 +110,9 @@ class FS:
         self.live = self.root == "/"
         self._prefix = self.root.rstrip("/") + "/"
         self._resolved: dict[str, tuple[str, ...]] = {}
+        self._links: dict[str, dict[str, bool] | None] = {}  # directory -> {entry: is a symlink}
         self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
+        self._network_names: frozenset[str] = frozenset()  # last components of those mount points
         self.current = ""  # the path being read: named when a read blocks
 
     def __repr__(self) -> str:
@@ -123,6 +125,7 @@ class FS:
         if self._network is None:
             self._network = {}  # while loading: mountinfo itself is read unchecked
             self._network = self._load_network_mounts()
+            self._network_names = frozenset(p.rsplit("/", 1)[-1] for p in self._network)
         return self._network
 
     def _load_network_mounts(self) -> dict[str, str]:
@@ -168,12 +171,18 @@ class FS:
         if hit is None:
             parent, _, name = rel.rpartition("/")
             start = self._components(parent) if parent else ()
+            if name and name != "." and name != "..":  # the usual case, without the general loop
+                parts = [*start, name]
+                self._refuse_network(parts, rel)
+                if self._link_target(parts) is None:
+                    hit = self._resolved[rel] = tuple(parts)
+                    return hit
             hit = self._resolved[rel] = self._resolve(start, name, rel)
         return hit
 
     def _refuse_network(self, parts: list[str] | tuple[str, ...], rel: str) -> None:
         network = self.network_mounts
-        if network:
+        if network and parts[-1] in self._network_names:
             key = "/".join(parts)
             if key in network:
                 raise FactError(f"{rel}: on a network file system ({network[key]} at mount point /{key}); "
@@ -193,9 +202,8 @@ class FS:
                 continue
             done.append(part)
             self._refuse_network(done, rel)
-            try:
-                target = os.readlink(self._prefix + "/".join(done))
-            except OSError:  # not a link, or missing: keep the name as it is
+            target = self._link_target(done)
+            if target is None:  # not a link, or missing: keep the name as it is
                 continue
             done.pop()
             hops += 1
@@ -205,6 +213,28 @@ class FS:
                 done = []
             pending.extendleft(reversed(target.split("/")))
         return tuple(done)
+
+    def _link_target(self, parts: list[str]) -> str | None:
+        """readlink of root/parts, or None; a directory's entries are listed once (the
+        listing says which are links), so 3,000 proc/<pid> cost one scandir, not 3,000
+        readlinks. A name the listing lacks (it appeared since) is asked directly."""
+        parent = "/".join(parts[:-1])
+        links = self._links.get(parent, False)
+        if links is False:
+            links = self._links[parent] = self._list_links(parent)
+        if links is not None and links.get(parts[-1]) is False:
+            return None
+        try:
+            return os.readlink(self._prefix + "/".join(parts))
+        except OSError:
+            return None
+
+    def _list_links(self, parent: str) -> dict[str, bool] | None:
+        try:  # names and d_type only: nothing below the entries is touched
+            with os.scandir(self._prefix + parent if parent else self.root) as entries:
+                return {e.name: e.is_symlink() for e in entries}
+        except OSError:
+            return None
 
     def _leaf(self, rel: str) -> str:
         """Path of `rel` with its directory resolved and its own name not followed."""

@@ -209,6 +209,7 @@ def build_snapshot(work: str, name: str = "snap") -> str:
     with open(os.path.join(root, "proc/self/mountinfo"), "a") as f:
         f.write(NFS_LINE)
     os.makedirs(os.path.join(root, "opt/sas"))
+    os.makedirs(os.path.join(root, "etc/tw-host"))
     for d in ("etc/NetworkManager/dispatcher.d", "etc/udev/rules.d", "etc/sysctl.d", "etc/modprobe.d"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     return root
@@ -252,6 +253,11 @@ def fuse_cases(work: str) -> list[dict]:
         cases.append({"name": f"snapshot scan: {name}", "links": links, "files": files,
                       "argv": _tunewatch("scan", "--root", snap, "--profile", PROFILE, "--format", "json",
                                          "--timeout", SCAN_TIMEOUT)})
+    nm = os.path.join(snap, "etc/NetworkManager/dispatcher.d")
+    cases.append({"name": "snapshot scan: mount only the scanning host lists (fuse.sshfs in <root>/etc/tw-host)",
+                  "links": [[f"{nm}/60-tw", "/etc/tw-host/dispatch.sh"]], "files": [],
+                  "argv": _tunewatch("scan", "--root", snap, "--profile", PROFILE, "--format", "json",
+                                     "--timeout", SCAN_TIMEOUT)})
     every_link = [link for _, links, _, _ in snap_shapes[1:] for link in links if "tw-pin" not in link[0]]
     cases.append({"name": "snapshot collect: every shape", "links": every_link,
                   "files": snap_shapes[0][2], "argv": _tunewatch("collect", "--root", snap, os.path.join(work, "c1"))})
@@ -266,11 +272,13 @@ def fuse_cases(work: str) -> list[dict]:
                   "argv": _tunewatch("scan", "--root", watch, "--profile", PROFILE, "--format", "json",
                                      "--timeout", "3s")})
     spec = {"binds": [[etc_copy, "/etc"]],
-            "fuse": [[os.path.join(snap, "opt/sas"), "sshfs"], ["/etc/tw-hung", "sshfs"],
+            "fuse": [[os.path.join(snap, "opt/sas"), "sshfs"], [os.path.join(snap, "etc/tw-host"), "sshfs"],
+                     ["/etc/tw-hung", "sshfs"],
                      [os.path.join(watch, "proc/irq"), "tw-unknown"]],
             "cases": cases}
     results = run_in_namespace(spec)
     reads_fail = {f"snapshot scan: {n}": rf for n, _, _, rf in snap_shapes}
+    reads_fail["snapshot scan: mount only the scanning host lists (fuse.sshfs in <root>/etc/tw-host)"] = True
     reads_fail.update({f"live facts: {n}": rf for n, _, _, rf in live_shapes})
     for r in results:
         r["must_error"] = reads_fail.get(r["name"], False)
