@@ -61,30 +61,40 @@ def _file_kind(mode: int) -> str:
     return "not a regular file"
 
 
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+
 def _open_checked(path: str, st: os.stat_result, what: str, flags: int) -> int:
     """Open `path` whose stat is `st` only if it is a regular file: a FIFO or a device node
     is never opened (opening some devices has effects); O_NONBLOCK and fstat catch a swap."""
     if not stat.S_ISREG(st.st_mode):
         raise FactError(f"cannot read {what}: {_file_kind(st.st_mode)}, not a regular file")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | flags)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise FactError(f"cannot read {what}: not a regular file")
+    fd = os.open(path, _OPEN_FLAGS | flags)
+    if os.fstat(fd).st_ino != st.st_ino:  # swapped since the lstat: check the new one
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise FactError(f"cannot read {what}: {_file_kind(mode)}, not a regular file")
     return fd
 
 
-def read_fd(fd: int, max_bytes: int, what: str) -> bytes:
-    """Up to `max_bytes` from `fd` (closed afterwards); FactError when there is more."""
+def read_fd(fd: int, max_bytes: int, what: str, size_hint: int = 0) -> bytes:
+    """Up to `max_bytes` from `fd` (closed afterwards); FactError when there is more.
+    `size_hint`: the size stat reported; a first read of exactly that many bytes from a
+    file that is not a kernel pseudo-file (those report 0 or 4096) ends the read."""
     try:
         chunks, size = [], 0
+        first = min(max(size_hint + 1, 1 << 12), 1 << 16)
         while True:  # small reads: procfs and sysfs return a page or a record at a time
-            chunk = os.read(fd, 1 << 16 if size else 1 << 14)
+            chunk = os.read(fd, 1 << 16 if size else first)
             if not chunk:
                 break
             size += len(chunk)
             if size > max_bytes:
                 raise FactError(f"cannot read {what}: larger than {max_bytes} bytes")
             chunks.append(chunk)
+            if size == size_hint and size_hint != 4096 and len(chunks) == 1:
+                break  # all stat promised; saves the read that would return nothing
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
@@ -249,6 +259,10 @@ class FS:
     # -- reading -----------------------------------------------------------------------
     def _open(self, rel: str) -> int | None:
         """fd of the regular file `rel` (links followed inside the root); None if missing."""
+        opened = self._open_sized(rel)
+        return None if opened is None else opened[0]
+
+    def _open_sized(self, rel: str) -> tuple[int, int] | None:
         self.current = rel
         path = self._leaf(rel)
         try:
@@ -256,18 +270,18 @@ class FS:
             if stat.S_ISLNK(st.st_mode):  # follow it here, inside the root and checked
                 path = self.path(rel)
                 st = os.lstat(path)
-            return _open_checked(path, st, rel, os.O_NOFOLLOW)
+            return _open_checked(path, st, rel, os.O_NOFOLLOW), st.st_size
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
     def read_bytes(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> bytes | None:
-        fd = self._open(rel)
-        if fd is None:
+        opened = self._open_sized(rel)
+        if opened is None:
             return None
         try:
-            return read_fd(fd, max_bytes, rel)
+            return read_fd(opened[0], max_bytes, rel, opened[1])
         except OSError as e:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
