@@ -120,9 +120,9 @@ class FS:
         self.live = self.root == "/"
         self._prefix = self.root.rstrip("/") + "/"
         self._resolved: dict[str, tuple[str, ...]] = {}
-        self._links: dict[str, dict[str, bool] | None] = {}  # directory -> {entry: is a symlink}
+        self._links: dict[tuple[str, ...], dict[str, bool] | None] = {}  # directory -> {entry: is a link}
         self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
-        self._network_names: frozenset[str] = frozenset()  # last components of those mount points
+        self._network_names: frozenset[str] | None = None  # last components of those mount points
         self.current = ""  # the path being read: named when a read blocks
 
     def __repr__(self) -> str:
@@ -133,7 +133,7 @@ class FS:
     def network_mounts(self) -> dict[str, str]:
         """Root-relative mount points of network file systems (e.g. {"opt/sas": "nfs"})."""
         if self._network is None:
-            self._network = {}  # while loading: mountinfo itself is read unchecked
+            self._network, self._network_names = {}, frozenset()  # while loading: mountinfo is read unchecked
             self._network = self._load_network_mounts()
             self._network_names = frozenset(p.rsplit("/", 1)[-1] for p in self._network)
         return self._network
@@ -182,17 +182,21 @@ class FS:
             parent, _, name = rel.rpartition("/")
             start = self._components(parent) if parent else ()
             if name and name != "." and name != "..":  # the usual case, without the general loop
-                parts = [*start, name]
-                self._refuse_network(parts, rel)
-                if self._link_target(parts) is None:
-                    hit = self._resolved[rel] = tuple(parts)
+                names = self._network_names
+                if names is None or name in names:
+                    self._refuse_network((*start, name), rel)
+                links = self._links.get(start, False)
+                if links is False:
+                    links = self._links[start] = self._list_links(start)
+                if links is not None and links.get(name) is False:  # listed, not a link
+                    hit = self._resolved[rel] = (*start, name)
                     return hit
             hit = self._resolved[rel] = self._resolve(start, name, rel)
         return hit
 
     def _refuse_network(self, parts: list[str] | tuple[str, ...], rel: str) -> None:
         network = self.network_mounts
-        if network and parts[-1] in self._network_names:
+        if network and parts[-1] in self._network_names:  # cheap test first: a name of a mount point
             key = "/".join(parts)
             if key in network:
                 raise FactError(f"{rel}: on a network file system ({network[key]} at mount point /{key}); "
@@ -228,7 +232,7 @@ class FS:
         """readlink of root/parts, or None; a directory's entries are listed once (the
         listing says which are links), so 3,000 proc/<pid> cost one scandir, not 3,000
         readlinks. A name the listing lacks (it appeared since) is asked directly."""
-        parent = "/".join(parts[:-1])
+        parent = tuple(parts[:-1])
         links = self._links.get(parent, False)
         if links is False:
             links = self._links[parent] = self._list_links(parent)
@@ -239,9 +243,9 @@ class FS:
         except OSError:
             return None
 
-    def _list_links(self, parent: str) -> dict[str, bool] | None:
+    def _list_links(self, parent: tuple[str, ...]) -> dict[str, bool] | None:
         try:  # names and d_type only: nothing below the entries is touched
-            with os.scandir(self._prefix + parent if parent else self.root) as entries:
+            with os.scandir(self._prefix + "/".join(parent) if parent else self.root) as entries:
                 return {e.name: e.is_symlink() for e in entries}
         except OSError:
             return None
@@ -253,8 +257,10 @@ class FS:
         if name in ("", ".", ".."):
             return self.path(rel)
         parts = self._components(parent) if parent else ()
-        self._refuse_network((*parts, name), rel)
-        return self._prefix + "/".join((*parts, name))
+        names = self._network_names
+        if names is None or name in names:
+            self._refuse_network((*parts, name), rel)
+        return self._prefix + "/".join(parts) + "/" + name if parts else self._prefix + name
 
     # -- reading -----------------------------------------------------------------------
     def _open(self, rel: str) -> int | None:
