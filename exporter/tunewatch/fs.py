@@ -362,13 +362,6 @@ class FS:
         """The path, with every link followed, exists (a dangling link does not)."""
         return os.path.exists(self.path(rel))
 
-    def lstat(self, rel: str) -> os.stat_result | None:
-        """lstat of `rel` (its directory resolved, its own name not followed); None if missing."""
-        try:
-            return os.lstat(self._leaf(rel))
-        except OSError:
-            return None
-
     def is_executable(self, rel: str) -> bool:
         try:
             return bool(os.stat(self.path(rel)).st_mode & 0o111)
