@@ -51,6 +51,10 @@ def test_damaged_or_unwritable_cache_means_validating_again(tmp_path):
         entry.write_bytes(damage)
         _, heavy, got = _scan(tmp_path, cache)
         assert got == want and "jsonschema" in heavy
+    entry.unlink()
+    os.mkfifo(entry)  # a FIFO where the cache was: no cache, no hang
+    _, heavy, got = _scan(tmp_path, cache)
+    assert got == want and "jsonschema" in heavy
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")
     _, heavy, got = _scan(tmp_path, blocked)
