@@ -145,11 +145,15 @@ def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:
 DEFAULT_TIMEOUT_S = 60.0
 
 
-def _timed_out(sel: SelectedCheck, timeout: float) -> CheckResult:
+def _failed(sel: SelectedCheck, why: str, actual: str = "internal error") -> CheckResult:
     check = sel.check
-    obj = ObjectResult("-", ERROR, "", "timeout", f"{check.id}: not decided within the scan timeout of {timeout:g} s "
-                                                  "(a read blocked, or the host is too slow)")
+    obj = ObjectResult("-", ERROR, "", actual, f"{check.id}: {why}")
     return CheckResult(check.id, check.title, check.severity, check.kind, ERROR, [obj], check.runtime_check)
+
+
+def _timed_out(sel: SelectedCheck, timeout: float) -> CheckResult:
+    return _failed(sel, f"not decided within the scan timeout of {timeout:g} s (a read blocked, or the host is "
+                        "too slow)", "timeout")
 
 
 def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: list[Waiver] | None = None,
@@ -221,6 +225,7 @@ def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "
     os.close(write_fd)
     results: list[CheckResult] = []
     done = None
+    ended = False  # the child closed the pipe: it exited (or crashed) without waiting on anything
     deadline = time.monotonic() + timeout + 1.0
     buffer = b""
     try:
@@ -230,6 +235,7 @@ def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "
                 break
             chunk = os.read(read_fd, 1 << 16)
             if not chunk:
+                ended = True
                 break
             buffer += chunk
             while len(buffer) >= 4 and len(buffer) >= 4 + struct.unpack("!I", buffer[:4])[0]:
@@ -241,13 +247,15 @@ def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "
                     done = item[1:]
     finally:
         os.close(read_fd)
-    if done is not None:
-        os.waitpid(pid, 0)
-    else:
-        os.kill(pid, signal.SIGKILL)  # ends it unless it waits in the kernel; never waited for here
-    timed_out = done is None
+    timed_out = done is None and not ended
     if timed_out:
+        os.kill(pid, signal.SIGKILL)  # ends it unless it waits in the kernel; never waited for here
         results += [_timed_out(sel, timeout) for sel in profile.checks[len(results):]]
+    else:
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        if done is None:  # a crash, not a hang: say so rather than blame the clock
+            results += [_failed(sel, f"the scan process ended without deciding it (exit status {status})")
+                        for sel in profile.checks[len(results):]]
     host, nics, numa, cpu_node = done if done is not None else (None, [], {}, {})
     return ScanResult(profile.id, os.path.abspath(root), host, results, started, time.perf_counter() - t0,
                       content.digest, nics, numa, cpu_node, timed_out=timed_out)

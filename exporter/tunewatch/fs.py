@@ -123,7 +123,6 @@ class FS:
         self._links: dict[tuple[str, ...], dict[str, bool] | None] = {}  # directory -> {entry: is a link}
         self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
         self._network_names: frozenset[str] | None = None  # last components of those mount points
-        self.current = ""  # the path being read: named when a read blocks
 
     def __repr__(self) -> str:
         return f"FS({self.root!r})"
@@ -269,7 +268,6 @@ class FS:
         return None if opened is None else opened[0]
 
     def _open_sized(self, rel: str) -> tuple[int, int] | None:
-        self.current = rel
         path = self._leaf(rel)
         try:
             st = os.lstat(path)
@@ -346,7 +344,6 @@ class FS:
 
     def listdir(self, rel: str) -> list[str]:
         """Sorted entry names; empty when the directory does not exist."""
-        self.current = rel
         try:
             return sorted(os.listdir(self.path(rel)))
         except (FileNotFoundError, NotADirectoryError):

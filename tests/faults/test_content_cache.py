@@ -89,3 +89,17 @@ def test_watchdog_returns_every_check_in_time():
     plain = engine.scan(content, profile, EXAMPLE)
     assert not result.timed_out and result.host == plain.host and result.cpu_node == plain.cpu_node
     assert [(r.check, r.status) for r in result.results] == [(r.check, r.status) for r in plain.results]
+
+
+def test_watchdog_reports_a_crashed_scan_as_such(monkeypatch):
+    """Not every missing result is a timeout: a scan process that dies says so."""
+    content = Content()
+    profile = content.resolve("azure-sap-hana")
+
+    def crash(*args):
+        raise SystemExit(3)
+
+    monkeypatch.setattr(engine, "evaluate_check", crash)
+    result = engine.scan_with_watchdog(content, profile, EXAMPLE, timeout=60)
+    assert not result.timed_out and len(result.results) == len(profile.checks)
+    assert all("ended without deciding it" in r.objects[0].message for r in result.results)
