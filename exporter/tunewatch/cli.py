@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     _scan_args(p)
     # default filled in by cmd_serve: importing serve here would load the web stack for every scan
     p.add_argument("--web.listen-address", dest="listen_address", default=None,
-                   help="address to listen on (default: :19847, serve.DEFAULT_LISTEN_ADDRESS)")
+                   help="address to listen on (default: :19847)")
     p.add_argument("--web.config.file", dest="web_config", metavar="FILE",
                    help="exporter-toolkit web config: TLS and basic auth")
     p.add_argument("--scan.interval", dest="scan_interval", default="5m", help="time between scans (default: 5m)")
