@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Generate a large Azure SAS Grid host snapshot for the benchmarks.
 
-    python3 benchmarks/gen_big_host.py DIR      # writes the snapshot, prints its root
+    python3 benchmarks/gen_big_host.py DIR [NCPU]   # writes the snapshot, prints its root
 
-416 vCPUs in 8 NUMA nodes (52 each, like an M416-class VM); 4 Accelerated Networking pairs
+416 vCPUs (or NCPU) in 8 NUMA nodes (52 each, like an M416-class VM); 4 Accelerated Networking pairs
 (hv_netvsc eth0..3, mlx5_core VFs, one per node 0..3) with 64 data IRQs each
 (`mlx5_comp0..63`) plus one `mlx5_async0` control vector; 8 local NVMe disks with a queue
 per few CPUs, so proc/interrupts has ~1,000 IRQ lines of 416 count columns (~4.5 MB, the
@@ -33,7 +33,7 @@ _spec.loader.exec_module(ex)
 
 NODES = 8
 PER_NODE = 52
-NCPU = NODES * PER_NODE
+NCPU = NODES * PER_NODE  # the default size; build(dir, ncpu) makes 64 ... 1,664 CPUs for the scaling run
 COMP = 64  # mlx5 completion vectors per VF
 NVME = 8
 NFS_MOUNTS = 50
@@ -50,8 +50,13 @@ class _Root(ex.Root):
         os.makedirs(path, exist_ok=True)
 
 
-def build(directory: str) -> str:
-    """Write the snapshot into `directory` (created; should be empty); return the root path."""
+def build(directory: str, ncpu: int = NCPU) -> str:
+    """Write the snapshot into `directory` (created; should be empty); return the root path.
+    `ncpu` (a multiple of 8, at least 64) CPUs in 8 NUMA nodes; NVMe queues and kernel
+    threads grow with it, so proc/interrupts grows as CPUs squared, like a real host."""
+    if ncpu % NODES or ncpu < 64:
+        raise ValueError(f"ncpu must be a multiple of {NODES}, at least 64")
+    NCPU, PER_NODE = ncpu, ncpu // NODES  # noqa: N806 - the module's names, for this size
     root = os.path.abspath(directory)
     r = _Root(root)
     rng = random.Random("big-host")
@@ -81,7 +86,7 @@ def build(directory: str) -> str:
             if k == 3:  # irqbalance: anywhere
                 cpu = rng.randrange(NCPU)
             elif k == 2 and 1 <= i <= 8:  # 8 vectors on the wrong node
-                cpu = nodes[(k + 1) % NODES][i]
+                cpu = nodes[(k + 1) % NODES][i % PER_NODE]
             else:
                 cpu = allowed[i % len(allowed)]
             ex.irq_affinity(r, irq, [cpu], [cpu])
@@ -164,6 +169,6 @@ def build(directory: str) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: gen_big_host.py DIR")
-    print(build(sys.argv[1]))
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: gen_big_host.py DIR [NCPU]")
+    print(build(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else NCPU))

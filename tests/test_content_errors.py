@@ -78,6 +78,12 @@ CASES: dict[str, Expect] = {
     # an unquoted `expires: 2026-06-30` is a YAML date and accepted (tests/test_cli.py); a time is not
     "waiver_time_not_date": Expect(r"waivers\.yaml", 4, "/waivers/0/expires", "give a day (YYYY-MM-DD), not a time"),
     "waivers_empty_file": Expect(r"waivers\.yaml", None, "/", "expected a mapping"),
+    # bombs and broken schemas: refused fast, in little memory, with file and reason
+    "tailoring_billion_laughs": Expect(r"tailoring\.yaml", None, None, "expands to more than 50000 YAML nodes"),
+    "waivers_deep_nesting": Expect(r"waivers\.yaml", 2, None, "nested deeper than 64 levels"),
+    "check_billion_laughs": Expect(r"system/laughs\.yaml", None, None, "expands to more than 50000 YAML nodes"),
+    "profile_deep_nesting": Expect(r"profiles/deep\.yaml", 2, None, "nested deeper than 64 levels"),
+    "schema_without_id": Expect(r"schema/waivers\.schema\.json", None, None, 'schema has no "$id"'),
 }
 
 

@@ -199,15 +199,11 @@ def cmd_scan(args) -> int:
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
     if sum(path is None for _, path in reports) > 1:
         raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
-    result = engine.scan(content, profile, args.root, waivers, timeout=args.timeout)
-    code = _write_reports(args, reports, result, content)
-    if result.timed_out:  # a read still blocks in the scan thread: report, then exit without joining it
-        sys.stdout.flush()
-        sys.stderr.write(f"tunewatch: error: scan did not finish within {args.timeout:g} s; unfinished checks "
-                         "are reported as error\n")
-        sys.stderr.flush()
-        os._exit(code)
-    return code
+    result = engine.scan_with_watchdog(content, profile, args.root, waivers, timeout=args.timeout)
+    if result.timed_out:
+        print(f"tunewatch: error: scan did not finish within {args.timeout:g} s; checks not decided are "
+              "reported as error", file=sys.stderr)
+    return _write_reports(args, reports, result, content)
 
 
 def _write_reports(args, reports, result, content: Content) -> int:

@@ -167,7 +167,10 @@ def _units(s: _Snapshot) -> None:
                 _link(s, rel)
     copied = FS(s.dest)  # read units back from the snapshot: links resolve inside it
     for rel in (r for d in UNIT_DIRS for r in copied.glob(d, "*.service")):
-        text = "" if copied.is_dir(rel) else copied.read_text(rel) or ""
+        try:
+            text = "" if copied.is_dir(rel) else copied.read_text(rel) or ""
+        except TunewatchError:  # a link onto a network mount: already said when it was copied
+            continue
         for m in boot._EXEC.finditer(text):  # the scripts boot_scripts() reads for enabled units
             if SCRIPT_DIRS.match(m.group(1)):
                 s.copy(m.group(1).lstrip("/"), script=True)

@@ -195,9 +195,10 @@ class Content:
         return h.hexdigest()
 
     def _load_cache(self, key: str) -> bool:
-        try:
-            with open(self._cache_path(), "rb") as f:
-                cached = marshal.load(f)
+        from .fs import read_regular_file
+
+        try:  # a regular file of bounded size: a FIFO or a huge file here is just no cache
+            cached = marshal.loads(read_regular_file(self._cache_path(), 64 << 20))
             if not isinstance(cached, dict) or cached.get("key") != key:
                 return False
             checks = [self._check_from(Document(*entry)) for entry in cached["checks"]]

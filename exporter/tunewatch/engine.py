@@ -8,9 +8,14 @@ an `error` result naming the check, and every selected check is listed, applicab
 from __future__ import annotations
 
 import datetime as dt
-import threading
+import os
+import pickle
+import select
+import signal
+import struct
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from . import __version__, kinds
 from .content import Content, ResolvedProfile, SelectedCheck, Waiver
@@ -59,7 +64,7 @@ class ScanResult:
     cpu_node: dict[int, int] = field(default_factory=dict)  # online CPU -> its NUMA node
     tool: str = "tunewatch"
     version: str = __version__
-    timed_out: bool = False  # a read still blocks in an abandoned thread: exit, don't wait for it
+    timed_out: bool = False  # the scan was abandoned at its timeout (see scan_with_watchdog)
 
     @property
     def summary(self) -> dict[str, int]:
@@ -140,66 +145,117 @@ def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:
 DEFAULT_TIMEOUT_S = 60.0
 
 
-def _timed_out(sel: SelectedCheck, timeout: float, blocked_on: str) -> CheckResult:
+def _failed(sel: SelectedCheck, why: str, actual: str = "internal error") -> CheckResult:
     check = sel.check
-    where = f" (a read blocked: {blocked_on})" if blocked_on else ""
-    obj = ObjectResult("-", ERROR, "", "timeout", f"{check.id}: not decided within the scan timeout of {timeout:g} s{where}")
+    obj = ObjectResult("-", ERROR, "", actual, f"{check.id}: {why}")
     return CheckResult(check.id, check.title, check.severity, check.kind, ERROR, [obj], check.runtime_check)
 
 
-def _known(facts: Facts, name: str):
-    """A fact only if it was already read (after a timeout nothing new is read)."""
-    ok, value = facts._facts.get(name, (False, None))
-    return value if ok else None
+def _timed_out(sel: SelectedCheck, timeout: float) -> CheckResult:
+    return _failed(sel, f"not decided within the scan timeout of {timeout:g} s (a read blocked, or the host is "
+                        "too slow)", "timeout")
 
 
 def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: list[Waiver] | None = None,
-         today: dt.date | None = None, timeout: float | None = None) -> ScanResult:
-    """Evaluate every selected check. With `timeout` (seconds) the scan has a wall-clock
-    limit enforced twice: no fact is read after the deadline (checks not finished get an
-    `error` result naming the timeout), and, because one read can block forever in the
-    kernel (a hung network file system reached some way we did not foresee), the checks run
-    in a daemon thread the caller stops waiting for at the deadline plus a grace second;
-    the result then says `timed_out` and the process should exit rather than join it."""
+         today: dt.date | None = None, timeout: float | None = None,
+         on_result: Callable[[CheckResult], None] | None = None) -> ScanResult:
+    """Evaluate every selected check in this thread. With `timeout` (seconds) no fact is
+    read after the deadline: checks that still need one get an `error` result saying the
+    scan timed out. `on_result` sees each check's result as soon as it is decided."""
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
     facts = Facts(FS(root), _module_params(profile), deadline)
     today = today or dt.datetime.now(dt.timezone.utc).date()
+    results = []
+    for sel in profile.checks:
+        result = evaluate_check(sel, facts, profile.scope)
+        apply_waivers(result, waivers or [], today)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+    try:
+        host = facts.host
+    except (FactError, ParseError):
+        host = None
+    try:
+        nodes = facts.topology.nodes
+    except (FactError, ParseError):
+        nodes = {}
+    nics = _nic_inventory(facts, profile.scope)
+    return ScanResult(profile.id, facts.fs.root, host, results, started, time.perf_counter() - t0, content.digest,
+                      nics, {n: len(cpus) for n, cpus in nodes.items()},
+                      {cpu: n for n, cpus in nodes.items() for cpu in cpus})
+
+
+def _send(fd: int, item) -> None:
+    data = pickle.dumps(item)
+    os.write(fd, struct.pack("!I", len(data)))
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "/",
+                       waivers: list[Waiver] | None = None, today: dt.date | None = None,
+                       timeout: float = DEFAULT_TIMEOUT_S) -> ScanResult:
+    """scan() in a forked child that streams each result back; the parent stops waiting
+    at the deadline plus a grace second. A read that blocks in the kernel (a hung network
+    file system reached some way nobody foresaw) cannot be interrupted: a FUSE or NFS
+    request already sent is waited out even by SIGKILL. So the child, not this process,
+    is the one left waiting; it has no stdout/stderr of ours, so whoever reads our output
+    sees it end. Checks not decided in time are `error` with the reason; `timed_out` says
+    the child was abandoned."""
+    started, t0 = time.time(), time.perf_counter()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            os.close(read_fd)
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            result = scan(content, profile, root, waivers, today, timeout,
+                          on_result=lambda r: _send(write_fd, ("check", r)))
+            _send(write_fd, ("done", result.host, result.nics, result.numa_node_cpus, result.cpu_node))
+        except BaseException:  # noqa: BLE001 - the parent reports what is missing
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
     results: list[CheckResult] = []
-    extras: dict = {}
-
-    def body() -> None:
-        for sel in profile.checks:
-            result = evaluate_check(sel, facts, profile.scope)  # a ScanTimeout makes it `error`
-            apply_waivers(result, waivers or [], today)
-            results.append(result)
-        extras["nics"] = _nic_inventory(facts, profile.scope)
-
-    timed_out = False
-    if timeout is None:
-        body()
-    else:
-        worker = threading.Thread(target=body, name="tunewatch-scan", daemon=True)
-        worker.start()
-        worker.join(timeout + 1.0)
-        timed_out = worker.is_alive()
-    done = list(results)
+    done = None
+    ended = False  # the child closed the pipe: it exited (or crashed) without waiting on anything
+    deadline = time.monotonic() + timeout + 1.0
+    buffer = b""
+    try:
+        while done is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                break
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                ended = True
+                break
+            buffer += chunk
+            while len(buffer) >= 4 and len(buffer) >= 4 + struct.unpack("!I", buffer[:4])[0]:
+                size = struct.unpack("!I", buffer[:4])[0]
+                item, buffer = pickle.loads(buffer[4:4 + size]), buffer[4 + size:]
+                if item[0] == "check":
+                    results.append(item[1])
+                else:
+                    done = item[1:]
+    finally:
+        os.close(read_fd)
+    timed_out = done is None and not ended
     if timed_out:
-        blocked = facts.fs.current
-        done += [_timed_out(sel, timeout, blocked) for sel in profile.checks[len(done):]]
-        facts.deadline = 0.0  # nothing more is read below
-    host = _known(facts, "host") if timed_out else None
-    topology = _known(facts, "topology") if timed_out else None
-    if not timed_out:
-        try:
-            host = facts.host
-        except (FactError, ParseError):
-            host = None
-        try:
-            topology = facts.topology
-        except (FactError, ParseError):
-            topology = None
-    nodes = topology.nodes if topology is not None else {}
-    return ScanResult(profile.id, facts.fs.root, host, done, started, time.perf_counter() - t0, content.digest,
-                      extras.get("nics", []), {n: len(cpus) for n, cpus in nodes.items()},
-                      {cpu: n for n, cpus in nodes.items() for cpu in cpus}, timed_out=timed_out)
+        os.kill(pid, signal.SIGKILL)  # ends it unless it waits in the kernel; never waited for here
+        results += [_timed_out(sel, timeout) for sel in profile.checks[len(results):]]
+    else:
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        if done is None:  # a crash, not a hang: say so rather than blame the clock
+            results += [_failed(sel, f"the scan process ended without deciding it (exit status {status})")
+                        for sel in profile.checks[len(results):]]
+    host, nics, numa, cpu_node = done if done is not None else (None, [], {}, {})
+    return ScanResult(profile.id, os.path.abspath(root), host, results, started, time.perf_counter() - t0,
+                      content.digest, nics, numa, cpu_node, timed_out=timed_out)

@@ -46,6 +46,7 @@ NETWORK_FSTYPES = frozenset({
 VALUE_MAX_BYTES = 256 << 10
 TEXT_MAX_BYTES = 16 << 20
 INTERRUPTS_MAX_BYTES = 512 << 20
+MAX_LINE = 1 << 20  # a streamed line: 8,192 CPUs x 11 characters is 90 KB
 
 
 def is_network_fstype(fstype: str) -> bool:
@@ -60,30 +61,40 @@ def _file_kind(mode: int) -> str:
     return "not a regular file"
 
 
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+
 def _open_checked(path: str, st: os.stat_result, what: str, flags: int) -> int:
     """Open `path` whose stat is `st` only if it is a regular file: a FIFO or a device node
     is never opened (opening some devices has effects); O_NONBLOCK and fstat catch a swap."""
     if not stat.S_ISREG(st.st_mode):
         raise FactError(f"cannot read {what}: {_file_kind(st.st_mode)}, not a regular file")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | flags)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise FactError(f"cannot read {what}: not a regular file")
+    fd = os.open(path, _OPEN_FLAGS | flags)
+    if os.fstat(fd).st_ino != st.st_ino:  # swapped since the lstat: check the new one
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise FactError(f"cannot read {what}: {_file_kind(mode)}, not a regular file")
     return fd
 
 
-def read_fd(fd: int, max_bytes: int, what: str) -> bytes:
-    """Up to `max_bytes` from `fd` (closed afterwards); FactError when there is more."""
+def read_fd(fd: int, max_bytes: int, what: str, size_hint: int = 0) -> bytes:
+    """Up to `max_bytes` from `fd` (closed afterwards); FactError when there is more.
+    `size_hint`: the size stat reported; a first read of exactly that many bytes from a
+    file that is not a kernel pseudo-file (those report 0 or 4096) ends the read."""
     try:
         chunks, size = [], 0
+        first = min(max(size_hint + 1, 1 << 12), 1 << 16)
         while True:  # small reads: procfs and sysfs return a page or a record at a time
-            chunk = os.read(fd, 1 << 16 if size else 1 << 14)
+            chunk = os.read(fd, 1 << 16 if size else first)
             if not chunk:
                 break
             size += len(chunk)
             if size > max_bytes:
                 raise FactError(f"cannot read {what}: larger than {max_bytes} bytes")
             chunks.append(chunk)
+            if size == size_hint and size_hint != 4096 and len(chunks) == 1:
+                break  # all stat promised; saves the read that would return nothing
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
@@ -109,8 +120,9 @@ class FS:
         self.live = self.root == "/"
         self._prefix = self.root.rstrip("/") + "/"
         self._resolved: dict[str, tuple[str, ...]] = {}
+        self._links: dict[tuple[str, ...], dict[str, bool] | None] = {}  # directory -> {entry: is a link}
         self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
-        self.current = ""  # the path being read: named when a read blocks
+        self._network_names: frozenset[str] | None = None  # last components of those mount points
 
     def __repr__(self) -> str:
         return f"FS({self.root!r})"
@@ -120,8 +132,9 @@ class FS:
     def network_mounts(self) -> dict[str, str]:
         """Root-relative mount points of network file systems (e.g. {"opt/sas": "nfs"})."""
         if self._network is None:
-            self._network = {}  # while loading: mountinfo itself is read unchecked
+            self._network, self._network_names = {}, frozenset()  # while loading: mountinfo is read unchecked
             self._network = self._load_network_mounts()
+            self._network_names = frozenset(p.rsplit("/", 1)[-1] for p in self._network)
         return self._network
 
     def _load_network_mounts(self) -> dict[str, str]:
@@ -167,12 +180,22 @@ class FS:
         if hit is None:
             parent, _, name = rel.rpartition("/")
             start = self._components(parent) if parent else ()
+            if name and name != "." and name != "..":  # the usual case, without the general loop
+                names = self._network_names
+                if names is None or name in names:
+                    self._refuse_network((*start, name), rel)
+                links = self._links.get(start, False)
+                if links is False:
+                    links = self._links[start] = self._list_links(start)
+                if links is not None and links.get(name) is False:  # listed, not a link
+                    hit = self._resolved[rel] = (*start, name)
+                    return hit
             hit = self._resolved[rel] = self._resolve(start, name, rel)
         return hit
 
     def _refuse_network(self, parts: list[str] | tuple[str, ...], rel: str) -> None:
         network = self.network_mounts
-        if network:
+        if network and parts[-1] in self._network_names:  # cheap test first: a name of a mount point
             key = "/".join(parts)
             if key in network:
                 raise FactError(f"{rel}: on a network file system ({network[key]} at mount point /{key}); "
@@ -192,9 +215,8 @@ class FS:
                 continue
             done.append(part)
             self._refuse_network(done, rel)
-            try:
-                target = os.readlink(self._prefix + "/".join(done))
-            except OSError:  # not a link, or missing: keep the name as it is
+            target = self._link_target(done)
+            if target is None:  # not a link, or missing: keep the name as it is
                 continue
             done.pop()
             hops += 1
@@ -205,6 +227,28 @@ class FS:
             pending.extendleft(reversed(target.split("/")))
         return tuple(done)
 
+    def _link_target(self, parts: list[str]) -> str | None:
+        """readlink of root/parts, or None; a directory's entries are listed once (the
+        listing says which are links), so 3,000 proc/<pid> cost one scandir, not 3,000
+        readlinks. A name the listing lacks (it appeared since) is asked directly."""
+        parent = tuple(parts[:-1])
+        links = self._links.get(parent, False)
+        if links is False:
+            links = self._links[parent] = self._list_links(parent)
+        if links is not None and links.get(parts[-1]) is False:
+            return None
+        try:
+            return os.readlink(self._prefix + "/".join(parts))
+        except OSError:
+            return None
+
+    def _list_links(self, parent: tuple[str, ...]) -> dict[str, bool] | None:
+        try:  # names and d_type only: nothing below the entries is touched
+            with os.scandir(self._prefix + "/".join(parent) if parent else self.root) as entries:
+                return {e.name: e.is_symlink() for e in entries}
+        except OSError:
+            return None
+
     def _leaf(self, rel: str) -> str:
         """Path of `rel` with its directory resolved and its own name not followed."""
         rel = rel.strip("/")
@@ -212,31 +256,43 @@ class FS:
         if name in ("", ".", ".."):
             return self.path(rel)
         parts = self._components(parent) if parent else ()
-        self._refuse_network((*parts, name), rel)
-        return self._prefix + "/".join((*parts, name))
+        names = self._network_names
+        if names is None or name in names:
+            self._refuse_network((*parts, name), rel)
+        return self._prefix + "/".join(parts) + "/" + name if parts else self._prefix + name
 
     # -- reading -----------------------------------------------------------------------
     def _open(self, rel: str) -> int | None:
         """fd of the regular file `rel` (links followed inside the root); None if missing."""
-        self.current = rel
+        opened = self._open_sized(rel)
+        return None if opened is None else opened[0]
+
+    def _open_sized(self, rel: str) -> tuple[int, int] | None:
         path = self._leaf(rel)
         try:
             st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):  # follow it here, inside the root and checked
                 path = self.path(rel)
                 st = os.lstat(path)
-            return _open_checked(path, st, rel, os.O_NOFOLLOW)
+            return _open_checked(path, st, rel, os.O_NOFOLLOW), st.st_size
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
     def read_bytes(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> bytes | None:
-        fd = self._open(rel)
-        if fd is None:
+        opened = self._open_sized(rel)
+        if opened is None:
             return None
+        fd, size = opened
         try:
-            return read_fd(fd, max_bytes, rel)
+            if 0 < size < 4096 and size < max_bytes:  # a small plain file: one read, as stat promised
+                data = os.read(fd, size + 1)
+                if len(data) == size:
+                    os.close(fd)
+                    return data
+                os.lseek(fd, 0, os.SEEK_SET)  # it changed since: read it the long way
+            return read_fd(fd, max_bytes, rel, size)
         except OSError as e:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
@@ -246,8 +302,8 @@ class FS:
         return None if data is None else decode_text(data)
 
     def iter_lines(self, rel: str, max_bytes: int):
-        """Lines of a big file as a stream (the file is never held whole); None if missing.
-        FactError from the iterator when the file grows past `max_bytes`."""
+        """Byte lines of a big file as a stream (never held whole, never decoded here);
+        None if missing. FactError from the iterator past `max_bytes` or MAX_LINE."""
         fd = self._open(rel)
         if fd is None:
             return None
@@ -255,13 +311,15 @@ class FS:
 
     @staticmethod
     def _lines(fd: int, rel: str, max_bytes: int):
-        with open(fd, encoding="utf-8", errors="replace", buffering=1 << 20) as f:
+        with open(fd, "rb", buffering=1 << 20) as f:
             size = 0
             try:
-                for line in f:
+                while line := f.readline(MAX_LINE):
                     size += len(line)
                     if size > max_bytes:
                         raise FactError(f"cannot read {rel}: larger than {max_bytes} bytes")
+                    if len(line) == MAX_LINE and not line.endswith(b"\n"):
+                        raise FactError(f"cannot read {rel}: a line longer than {MAX_LINE} bytes")
                     yield line
             except OSError as e:
                 raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
@@ -286,7 +344,6 @@ class FS:
 
     def listdir(self, rel: str) -> list[str]:
         """Sorted entry names; empty when the directory does not exist."""
-        self.current = rel
         try:
             return sorted(os.listdir(self.path(rel)))
         except (FileNotFoundError, NotADirectoryError):
@@ -308,13 +365,6 @@ class FS:
     def resolves(self, rel: str) -> bool:
         """The path, with every link followed, exists (a dangling link does not)."""
         return os.path.exists(self.path(rel))
-
-    def lstat(self, rel: str) -> os.stat_result | None:
-        """lstat of `rel` (its directory resolved, its own name not followed); None if missing."""
-        try:
-            return os.lstat(self._leaf(rel))
-        except OSError:
-            return None
 
     def is_executable(self, rel: str) -> bool:
         try:

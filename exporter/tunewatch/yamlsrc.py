@@ -21,7 +21,7 @@ from .errors import ContentError, FactError
 MAX_BYTES = 2 << 20
 MAX_DEPTH = 64
 MAX_ALIASES = 1000
-MAX_NODES = 200_000
+MAX_NODES = 50_000
 
 
 @dataclass
