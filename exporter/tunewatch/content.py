@@ -21,7 +21,6 @@ import hashlib
 import json
 import marshal
 import os
-import sys
 from dataclasses import dataclass, field
 
 from . import __version__, kinds

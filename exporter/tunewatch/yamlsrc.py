@@ -152,6 +152,8 @@ def load_yaml(path: str, text: str | None = None) -> Document:
         raise ContentError(path, f"YAML syntax error: {e.problem or e}", line) from e
     except yaml.YAMLError as e:
         raise ContentError(path, f"YAML error: {e}") from e
+    except ValueError as e:  # a scalar PyYAML cannot construct, such as the date 2026-02-30
+        raise ContentError(path, f"YAML value error: {e}") from e
     finally:
         loader.dispose()
     return Document(path, data, lines)
