@@ -170,6 +170,8 @@ def _load(args):
 
 def _only_rules(content: Content, profile, rules: list[str], skips: list[str]):
     """--rule narrows the profile to the checks named, --skip-rule leaves checks out."""
+    if not rules and not skips:
+        return profile
     from .outputs.xccdf import rule_id_to_check
     selected = [sel.check.id for sel in profile.checks]
     for flag, ids in (("--rule", rules), ("--skip-rule", skips)):

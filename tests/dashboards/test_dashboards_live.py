@@ -159,6 +159,8 @@ FLEET = [*SERVED, TEXTFILE, SWITCHED]
 NIC_HOSTS = {"azure-m-tuned", "azure-m-rebooted", "vmware-vmxnet3-default", "vmware-vmxnet3-tuned", "sas-anf",
              SWITCHED}  # bigip-ve-esxi: TMM owns the data NICs, Linux sees no NIC
 VMXNET3_HOSTS = {"vmware-vmxnet3-default", "vmware-vmxnet3-tuned"}
+# vmware-sap-hana (seed 001) selects no queue or IRQ placement check
+QUEUE_IRQ_HOSTS = NIC_HOSTS - VMXNET3_HOSTS
 NFS_HOSTS = {"sas-anf"}
 
 # Host dashboard: the hosts on which a panel / annotation must return data (default: every
@@ -172,12 +174,12 @@ HOST_SCOPE: dict[str, set[str]] = {
     # object counts are exported when non-zero: hosts with failing objects
     "Checks now/B": {"azure-m-rebooted", "vmware-vmxnet3-default", SWITCHED},
     "CPUs per NUMA node": NIC_HOSTS,  # by default the nodes that hold NIC data IRQs
-    "Data IRQs per NUMA node": NIC_HOSTS,
+    "Data IRQs per NUMA node": QUEUE_IRQ_HOSTS,
     # Detail rows (--metrics.detail)
     "Objects": DETAIL_HOSTS,
-    "Queues vs limit": NIC_HOSTS & DETAIL_HOSTS,
-    "IRQ-to-CPU placement": NIC_HOSTS & DETAIL_HOSTS,
-    "IRQ placement over time": NIC_HOSTS & DETAIL_HOSTS,
+    "Queues vs limit": QUEUE_IRQ_HOSTS & DETAIL_HOSTS,
+    "IRQ-to-CPU placement": QUEUE_IRQ_HOSTS & DETAIL_HOSTS,
+    "IRQ placement over time": QUEUE_IRQ_HOSTS & DETAIL_HOSTS,
     "Settings: observed vs expected": VMXNET3_HOSTS & DETAIL_HOSTS,
     "rx-usecs and rings over time": VMXNET3_HOSTS & DETAIL_HOSTS,
     "NFS objects": NFS_HOSTS & DETAIL_HOSTS,

@@ -327,6 +327,8 @@ def nothing_applies_host(root, cpus: int):
         (root / f"sys/devices/system/node/node{node}/cpulist").write_text(f"{node * 52}-{node * 52 + 51}\n")
     (root / "proc").mkdir()
     (root / "proc/stat").write_text("cpu  1 2 3 4\nbtime 1700000000\n")
+    (root / "proc/1").mkdir()  # a visible process list: an empty one is an error, not a pass
+    (root / "proc/1/comm").write_text("systemd\n")
     return root
 
 

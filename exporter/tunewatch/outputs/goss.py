@@ -50,7 +50,6 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-import yaml
 
 from .. import __version__
 from ..content import SelectedCheck
@@ -344,6 +343,7 @@ def render(view: HostView, files_in_root: bool = False, allow_command: bool = Fa
         head.append(f"file paths point into {r.root}; runtime tests are skipped (goss would judge this machine)")
     if "mount" in x.resources:
         head.append("note: goss statfs()s every mount point it tests, which hangs on an unresponsive hard NFS mount")
+    import yaml  # only when a gossfile is written: `tunewatch scan` must not pay for PyYAML
     body = yaml.safe_dump(x.resources, sort_keys=False, default_flow_style=False, width=1000) if x.resources else "{}\n"
     tail = ["", "not exported:"] + ([f"  {check} {obj}: {reason}" for check, obj, reason in x.omitted]
                                     or ["  nothing: every selected check is exported"])
