@@ -16,11 +16,14 @@ from tunewatch.content import Content
 from tunewatch.errors import TunewatchError
 from tunewatch.facts.context import Facts
 from tunewatch.fs import FS
+from test_scenarios import ALL as SCENARIOS, run_scenario
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "snapshots", "examples")
 NAMES = sorted(n for n in os.listdir(EXAMPLES) if os.path.isdir(os.path.join(EXAMPLES, n)))
 PLATFORM_PROFILE = {"azure-m-rebooted": "azure-sap-hana", "azure-m-tuned": "azure-sap-hana",
-                    "bigip-ve-esxi": "bigip-ve-esxi", "sas-anf": "azure-sas-grid-anf",
+                    "azure-mlx5-kernel-4.15": "azure-sap-hana", "bigip-ve-esxi": "bigip-ve-esxi",
+                    "rhel9-vmware-nm-keyfile": "vmware-sap-hana", "sas-anf": "azure-sas-grid-anf",
+                    "sles15-vmware-ifcfg": "vmware-sap-hana", "vmware-seed001-tuned": "vmware-sap-hana",
                     "vmware-vmxnet3-default": "vmware-sap-hana", "vmware-vmxnet3-tuned": "vmware-sap-hana"}
 
 
@@ -53,6 +56,22 @@ def test_collect_from_snapshot_scans_the_same(name, content, tmp_path):
         assert copy.host == original.host
         assert copy.nics == original.nics  # driver, version, firmware, bus survive the normalised sysfs
         assert copy.cpu_node == original.cpu_node
+
+
+@pytest.mark.parametrize("directory", [pytest.param(d, id=f"{d.parent.name}/{d.name}") for d in SCENARIOS])
+def test_collect_of_a_scenario_judges_the_same(directory, content, tmp_path):
+    """Every named scenario (links, masks, owner and mode, udev parents, cron, rc.local...)
+    collected, then judged by its check: the same status and per-object verdicts."""
+    copy = tmp_path / directory.name
+    (copy / "root").parent.mkdir(exist_ok=True)
+    collect(str(directory / "root"), str(copy / "root"), content)
+    shutil.copy(directory / "scenario.yaml", copy / "scenario.yaml")
+    _, _, want = run_scenario(content, directory)
+    _, _, got = run_scenario(content, copy)
+    assert got.status == want.status
+    root = str(directory / "root")
+    assert [(o.object, o.status, o.message.replace(str(copy / "root"), root)) for o in got.objects] == \
+        [(o.object, o.status, o.message) for o in want.objects]
 
 
 def test_collect_of_a_collect_is_stable(content, tmp_path):
