@@ -275,6 +275,10 @@ def _interface(s: _Snapshot, name: str, attrs: set[str]) -> None:
     for lower in iface.lowers:
         s.symlink(f"{base}/lower_{lower}", f"../{lower}")
     if not s.fs.exists(f"{base}/device"):
+        try:  # a scope may name a veth or bridge: its driver and channels as ethtool reports them
+            s.write(f"ethtool/{name}.json", json.dumps(ethtool.read_ethtool(s.fs, name), indent=2) + "\n")
+        except TunewatchError:
+            pass  # lo and friends answer no ethtool query; nothing judges them unless named
         return
     chain = netdevice.read_net_device(s.fs, iface).parents  # nearest first
     if not chain:  # a device outside sys/devices: a directory named after the bus address
