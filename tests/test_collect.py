@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -93,6 +94,32 @@ def test_collect_keeps_meaningful_symlinks(content, tmp_path):
     assert (dst / "ethtool/enP30832s1.json").is_file()
     wants = dst / "etc/systemd/system/multi-user.target.wants"
     assert all(os.path.islink(wants / n) for n in os.listdir(wants))
+
+
+def test_collect_keeps_parent_devices_links_and_owner_mode(content, tmp_path):
+    """The Azure VF's hv_pci parent (udev DRIVERS==, NM_UNMANAGED), the MAC and its origin,
+    a sysctl.d link and a keyfile's 0600 survive; the copy states owner and mode in filestat.json."""
+    from tunewatch.facts.netdevice import read_net_devices
+
+    src = str(SCENARIOS[0].parent.parent / "nic_settings_persistent/keyfile_vf_unmanaged_by_udev.fail/root")
+    root = tmp_path / "root"
+    shutil.copytree(src, root, symlinks=True)
+    (root / "etc/sysctl.d").mkdir(parents=True)
+    os.symlink("../sysctl.conf", root / "etc/sysctl.d/99-sysctl.conf")
+    (root / "etc/sysctl.conf").write_text("net.core.somaxconn = 4096\n")
+    dst = tmp_path / "snap"
+    collect(str(root), str(dst), content)
+    before, after = Facts(FS(str(root))), Facts(FS(str(dst)))
+    want, got = read_net_devices(before.fs, before.interfaces), read_net_devices(after.fs, after.interfaces)
+    chain = lambda d: [(p.kernel, p.subsystem, p.driver) for p in d.parents]  # noqa: E731
+    assert {n: chain(d) for n, d in got.items()} == {n: chain(d) for n, d in want.items()}
+    assert "hv_pci" in [p.driver for p in got["enP1s1"].parents]
+    assert {n: (d.mac, d.permanent_mac, d.type) for n, d in got.items()} == \
+        {n: (d.mac, d.permanent_mac, d.type) for n, d in want.items()}
+    assert os.readlink(dst / "etc/sysctl.d/99-sysctl.conf") == "../sysctl.conf"
+    stats = json.loads((dst / "filestat.json").read_text())
+    assert stats["etc/NetworkManager/system-connections/enP1s1.nmconnection"] == {"mode": "0600", "uid": 0}
+    assert after.sysctl_configured == before.sysctl_configured
 
 
 def test_refuses_a_non_empty_directory(content, tmp_path):
