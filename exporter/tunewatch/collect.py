@@ -3,8 +3,10 @@
 Every file is read through `FS(root)` (so a snapshot can be collected from a snapshot) and
 written under DIR at the same relative path. Symlinks that carry meaning (systemd wants
 and mask links, `master`, `lower_*`, `device/driver`) are recreated as symlinks with the same
-target text. Network interfaces are written in a normalised form built from the parsed
-`read_interface` facts, which is simpler than sysfs but reads to the same facts.
+target text. Network interfaces are written from the parsed `read_interface` facts plus
+what their consumers match on: MAC, its origin and type, and the device with every parent
+up to sys/devices at its real path, each with its `driver` and `subsystem` link (so udev
+DRIVERS==, systemd .link Driver= and NM's unmanaged-VF rule see the same device).
 Every path goes through `FS`, so collect and scan share one rule: paths are resolved inside
 the root first (links, `..`, `//`), nothing on a network file system (`fs.NETWORK_FSTYPES`,
 from the root's mountinfo) is ever stat'ed, opened or listed, and only regular files are
