@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -16,11 +18,14 @@ from tunewatch.content import Content
 from tunewatch.errors import TunewatchError
 from tunewatch.facts.context import Facts
 from tunewatch.fs import FS
+from test_scenarios import ALL as SCENARIOS, run_scenario
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "snapshots", "examples")
 NAMES = sorted(n for n in os.listdir(EXAMPLES) if os.path.isdir(os.path.join(EXAMPLES, n)))
 PLATFORM_PROFILE = {"azure-m-rebooted": "azure-sap-hana", "azure-m-tuned": "azure-sap-hana",
-                    "bigip-ve-esxi": "bigip-ve-esxi", "sas-anf": "azure-sas-grid-anf",
+                    "azure-mlx5-kernel-4.15": "azure-sap-hana", "bigip-ve-esxi": "bigip-ve-esxi",
+                    "rhel9-vmware-nm-keyfile": "vmware-sap-hana", "sas-anf": "azure-sas-grid-anf",
+                    "sles15-vmware-ifcfg": "vmware-sap-hana", "vmware-seed001-tuned": "vmware-sap-hana",
                     "vmware-vmxnet3-default": "vmware-sap-hana", "vmware-vmxnet3-tuned": "vmware-sap-hana"}
 
 
@@ -55,6 +60,22 @@ def test_collect_from_snapshot_scans_the_same(name, content, tmp_path):
         assert copy.cpu_node == original.cpu_node
 
 
+@pytest.mark.parametrize("directory", [pytest.param(d, id=f"{d.parent.name}/{d.name}") for d in SCENARIOS])
+def test_collect_of_a_scenario_judges_the_same(directory, content, tmp_path):
+    """Every named scenario (links, masks, owner and mode, udev parents, cron, rc.local...)
+    collected, then judged by its check: the same status and per-object verdicts."""
+    copy = tmp_path / directory.name
+    (copy / "root").parent.mkdir(exist_ok=True)
+    collect(str(directory / "root"), str(copy / "root"), content)
+    shutil.copy(directory / "scenario.yaml", copy / "scenario.yaml")
+    _, _, want = run_scenario(content, directory)
+    _, _, got = run_scenario(content, copy)
+    assert got.status == want.status
+    root = str(directory / "root")
+    assert [(o.object, o.status, o.message.replace(str(copy / "root"), root)) for o in got.objects] == \
+        [(o.object, o.status, o.message) for o in want.objects]
+
+
 def test_collect_of_a_collect_is_stable(content, tmp_path):
     first, second = str(tmp_path / "a"), str(tmp_path / "b")
     n1 = collect(os.path.join(EXAMPLES, "azure-m-tuned"), first, content)
@@ -73,6 +94,32 @@ def test_collect_keeps_meaningful_symlinks(content, tmp_path):
     assert (dst / "ethtool/enP30832s1.json").is_file()
     wants = dst / "etc/systemd/system/multi-user.target.wants"
     assert all(os.path.islink(wants / n) for n in os.listdir(wants))
+
+
+def test_collect_keeps_parent_devices_links_and_owner_mode(content, tmp_path):
+    """The Azure VF's hv_pci parent (udev DRIVERS==, NM_UNMANAGED), the MAC and its origin,
+    a sysctl.d link and a keyfile's 0600 survive; the copy states owner and mode in filestat.json."""
+    from tunewatch.facts.netdevice import read_net_devices
+
+    src = str(SCENARIOS[0].parent.parent / "nic_settings_persistent/keyfile_vf_unmanaged_by_udev.fail/root")
+    root = tmp_path / "root"
+    shutil.copytree(src, root, symlinks=True)
+    (root / "etc/sysctl.d").mkdir(parents=True)
+    os.symlink("../sysctl.conf", root / "etc/sysctl.d/99-sysctl.conf")
+    (root / "etc/sysctl.conf").write_text("net.core.somaxconn = 4096\n")
+    dst = tmp_path / "snap"
+    collect(str(root), str(dst), content)
+    before, after = Facts(FS(str(root))), Facts(FS(str(dst)))
+    want, got = read_net_devices(before.fs, before.interfaces), read_net_devices(after.fs, after.interfaces)
+    chain = lambda d: [(p.kernel, p.subsystem, p.driver) for p in d.parents]  # noqa: E731
+    assert {n: chain(d) for n, d in got.items()} == {n: chain(d) for n, d in want.items()}
+    assert "hv_pci" in [p.driver for p in got["enP1s1"].parents]
+    assert {n: (d.mac, d.permanent_mac, d.type) for n, d in got.items()} == \
+        {n: (d.mac, d.permanent_mac, d.type) for n, d in want.items()}
+    assert os.readlink(dst / "etc/sysctl.d/99-sysctl.conf") == "../sysctl.conf"
+    stats = json.loads((dst / "filestat.json").read_text())
+    assert stats["etc/NetworkManager/system-connections/enP1s1.nmconnection"] == {"mode": "0600", "uid": 0}
+    assert after.sysctl_configured == before.sysctl_configured
 
 
 def test_refuses_a_non_empty_directory(content, tmp_path):
@@ -102,10 +149,11 @@ def test_live_round_trip(content, tmp_path):
         pytest.skip("no procfs/sysfs")
     dst = str(tmp_path / "snap")
     collect("/", dst, content)
-    for profile_id in ("auto", "azure-sap-hana", "azure-sas-grid-anf", "vmware-sap-hana"):
-        profile = content.resolve(profile_id)
+    every_nic = dataclasses.replace(content.resolve("auto"), scope={"interfaces": {"include": [{"name": "."}]}})
+    for profile in (*map(content.resolve, ("auto", "azure-sap-hana", "azure-sas-grid-anf", "vmware-sap-hana")),
+                    every_nic):  # a scope naming interfaces reaches the device-less ones too (lo, veth)
         live, copy = engine.scan(content, profile, "/"), engine.scan(content, profile, dst)
-        assert verdicts(copy) == verdicts(live), profile_id
+        assert verdicts(copy) == verdicts(live), profile.id
         assert copy.host == live.host and copy.nics == live.nics and copy.cpu_node == live.cpu_node
     live, copy = Facts(FS("/")), Facts(FS(dst))
     assert copy.interfaces == live.interfaces

@@ -447,20 +447,15 @@ def test_real_hidepid_2_procfs_gives_error_for_a_non_root_scan(open_root: Path) 
 
 
 # -- whole-host examples built from the seeds and distribution documentation ----------------
-# The persistence helper's stricter NIC model lands separately; until facts/boot.py credits
-# these documented mechanisms, the example expectations are xfails naming the rule (remove
-# each once it passes).
-WICKED_SUFFIXED = ("wicked ifcfg(5): ETHTOOL_OPTIONS_<suffix> variables each hold one `-X <if> args` command "
-                   "(compat-suse.c try_add_ethtool_vars()); facts/boot.py reads only ETHTOOL_OPTIONS")
-UDEV_RUN_ETHTOOL = ("udev(7): a rule matching DRIVERS==\"mlx5_core\" with RUN+=\"/sbin/ethtool -L $name combined 16\" "
-                    "applies to every VF of that driver; facts/boot.py does not read ethtool from udev RUN")
-
+# Each passes its profile, persistence included: sles15-vmware-ifcfg through wicked's
+# ETHTOOL_OPTIONS_<suffix> variables (compat-suse.c try_add_ethtool_vars(), one command each),
+# azure-mlx5-kernel-4.15 through a udev rule matching DRIVERS=="mlx5_core" that RUNs ethtool.
 SEED_HOSTS = {
-    # example: (profile, {check: status}, {check: xfail reason})
-    "vmware-seed001-tuned": ("vmware-sap-hana", {}, {}),
-    "sles15-vmware-ifcfg": ("vmware-sap-hana", {}, {"nic-settings-persistent": WICKED_SUFFIXED}),
-    "rhel9-vmware-nm-keyfile": ("vmware-sap-hana", {}, {}),
-    "azure-mlx5-kernel-4.15": ("azure-sap-hana", {}, {"nic-settings-persistent": UDEV_RUN_ETHTOOL}),
+    # example: (profile, {check: status})
+    "vmware-seed001-tuned": ("vmware-sap-hana", {}),
+    "sles15-vmware-ifcfg": ("vmware-sap-hana", {}),
+    "rhel9-vmware-nm-keyfile": ("vmware-sap-hana", {}),
+    "azure-mlx5-kernel-4.15": ("azure-sap-hana", {}),
 }
 
 README_VMWARE_TAILORING = """\
@@ -480,12 +475,10 @@ def example_copy(tmp_path: Path, name: str) -> str:
 
 
 def _seed_host_cases():
-    for name, (profile, _, xfails) in SEED_HOSTS.items():
+    for name, (profile, _) in SEED_HOSTS.items():
         content = Content()
         for sel in content.resolve(profile).checks:
-            # not strict: the persistence model that credits these lands from another branch
-            marks = [pytest.mark.xfail(strict=False, reason=xfails[sel.check.id])] if sel.check.id in xfails else []
-            yield pytest.param(name, profile, sel.check.id, marks=marks, id=f"{name}/{sel.check.id}")
+            yield pytest.param(name, profile, sel.check.id, id=f"{name}/{sel.check.id}")
 
 
 @pytest.mark.parametrize("name, profile, check", list(_seed_host_cases()))

@@ -3,8 +3,10 @@
 Every file is read through `FS(root)` (so a snapshot can be collected from a snapshot) and
 written under DIR at the same relative path. Symlinks that carry meaning (systemd wants
 and mask links, `master`, `lower_*`, `device/driver`) are recreated as symlinks with the same
-target text. Network interfaces are written in a normalised form built from the parsed
-`read_interface` facts, which is simpler than sysfs but reads to the same facts.
+target text. Network interfaces are written from the parsed `read_interface` facts plus
+what their consumers match on: MAC, its origin and type, and the device with every parent
+up to sys/devices at its real path, each with its `driver` and `subsystem` link (so udev
+DRIVERS==, systemd .link Driver= and NM's unmanaged-VF rule see the same device).
 Every path goes through `FS`, so collect and scan share one rule: paths are resolved inside
 the root first (links, `..`, `//`), nothing on a network file system (`fs.NETWORK_FSTYPES`,
 from the root's mountinfo) is ever stat'ed, opened or listed, and only regular files are
@@ -12,6 +14,11 @@ read: a hung NFS server, a FIFO or a device node cannot hang or flood a collect.
 small text is copied: a file over its cap (SMALL_MAX_BYTES for config and scripts, larger
 for the kernel's tables) or a binary (a unit's ExecStart daemon) is skipped. Every skip is
 printed on stderr with its reason, and counted at the end; it never aborts the collect.
+
+A link inside a configuration directory stays a link (`99-sysctl.conf -> ../sysctl.conf`,
+a `/dev/null` mask), and the file it leads to is copied too. Owner and mode, which
+NetworkManager checks and git cannot keep, go to `filestat.json` (facts/filestat.py) for
+every configuration file copied; a snapshot's own entries are carried over.
 """
 
 from __future__ import annotations
@@ -24,8 +31,11 @@ import sys
 
 from .content import Content
 from .errors import ContentError, TunewatchError
-from .facts import boot, ethtool, interfaces
+from .facts import boot, ethtool, filestat, interfaces, netdevice
 from .facts.services import UNIT_DIRS
+from .facts.netconfig import LINK_DIRS, NM_DIRS
+from .facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
+from .facts.udev import RULES_DIRS
 from .fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
 from .parsers.mountinfo import parse_mountinfo
 from .parsers.sysctl_conf import sysctl_key_to_path
@@ -40,20 +50,43 @@ SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/li
 IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "etc/os-release", "usr/lib/os-release",
             "proc/stat", "sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
-            "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile")
+            "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
+            TUNED_MAIN)
+# what facts/boot.py reads for rc.local and cron @reboot (scripts: kept only when text)
+STARTUP_SCRIPTS = ("etc/rc.d/rc.local", "etc/rc.local", "etc/init.d/after.local")
+CRONTABS = ("etc/crontab", "var/spool/cron/root", "var/spool/cron/tabs/root", "var/spool/cron/crontabs/root")
 # (directory, glob) pairs copied file by file; directories are walked recursively when glob is None.
-CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), ("etc/modprobe.d", "*.conf"), ("usr/lib/modprobe.d", "*.conf"),
+CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPROBE_DIRS),
           ("etc/sysconfig/network", "ifcfg-*"), ("etc/sysconfig/network-scripts", "ifcfg-*"),
-          ("etc/NetworkManager/dispatcher.d", None), ("etc/NetworkManager/system-connections", "*.nmconnection"),
-          ("etc/systemd/network", "*.link"), ("run/systemd/network", "*.link"), ("usr/lib/systemd/network", "*.link"),
-          ("etc/udev/rules.d", "*.rules"), ("usr/lib/udev/rules.d", "*.rules"), ("lib/udev/rules.d", "*.rules"),
+          ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
+          *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
+          *((d, "*.rules") for d in RULES_DIRS), ("etc/cron.d", "*"),
           ("vmware", "*.vmx"), ("vmware/esxcli", "*.txt")]
+# filestat.json records owner and mode of the configuration copied from these trees
+STAT_TREES = ("etc/", "usr/lib/", "lib/", "run/", "var/spool/")
+# sysfs attributes of an interface that its facts read (netdevice: MAC, its origin, ARPHRD type)
+NET_ATTRS = ("address", "addr_assign_type", "type")
+_UDEV_ATTR = re.compile(r"\bATTRS?\{([A-Za-z0-9_./-]+)\}")
 
 
 class _Snapshot:
     def __init__(self, fs: FS, dest: str):
         self.fs, self.dest, self.written = fs, dest, 0
         self.skipped: list[tuple[str, str]] = []
+        self.walked: set[str] = set()
+        self.stats: dict[str, dict] | None = {}  # filestat.json; None: the source's is broken, copied as is
+
+    def record_stat(self, rel: str) -> None:
+        """Owner and mode of a configuration file as the scan of the source sees them."""
+        if self.stats is None or not rel.startswith(STAT_TREES):
+            return
+        try:
+            st = filestat.file_stat(self.fs, rel)
+        except TunewatchError as e:
+            self.warn(rel, f"owner and mode unknown: {e}")
+            return
+        if st is not None:
+            self.stats[rel] = {"mode": f"{st.mode:04o}", "uid": st.uid}
 
     def warn(self, rel: str, why: str) -> None:
         self.skipped.append((rel, why))
@@ -97,7 +130,27 @@ class _Snapshot:
             os.chmod(self._target(rel), os.stat(self.fs.path(rel)).st_mode & 0o777)
         except (OSError, TunewatchError):
             pass
+        self.record_stat(rel)
         return True
+
+    def copy_or_link(self, rel: str, script: bool = False) -> None:
+        """A link stays a link with the same target text (a `/dev/null` mask, `99-sysctl.conf
+        -> ../sysctl.conf`), and the file it leads to inside the root is copied as well."""
+        try:
+            target = self.fs.readlink(rel)
+            if target is None:
+                self.copy(rel, script)
+                return
+            self.symlink(rel, target)
+            self.record_stat(rel)
+            if target == "/dev/null" or not self.fs.resolves(rel):
+                return
+            real = os.path.relpath(self.fs.path(rel), self.fs.root)
+        except TunewatchError as e:
+            self.warn(rel, str(e))
+            return
+        if not self.is_dir(real):
+            self.copy(real, script)
 
     def listdir(self, rel: str) -> list[str]:
         try:
@@ -114,12 +167,20 @@ class _Snapshot:
             return False
 
     def copy_dir(self, rel: str, pattern: str | None) -> None:
+        try:
+            real = self.fs.path(rel)
+        except TunewatchError as e:
+            self.warn(rel, str(e))
+            return
+        if real in self.walked:  # a link loop, or a directory reached twice
+            return
+        self.walked.add(real)
         for name in self.listdir(rel):
             sub = f"{rel}/{name}"
             if pattern is None and self.is_dir(sub):
                 self.copy_dir(sub, None)
             elif pattern is None or fnmatch.fnmatchcase(name, pattern):
-                self.copy(sub, script=pattern is None)
+                self.copy_or_link(sub, script=pattern is None)
 
 
 def _sysctl_keys(content: Content) -> set[str]:
@@ -166,40 +227,109 @@ def _units(s: _Snapshot) -> None:
             else:
                 _link(s, rel)
     copied = FS(s.dest)  # read units back from the snapshot: links resolve inside it
+    scripts: set[str] = set()
     for rel in (r for d in UNIT_DIRS for r in copied.glob(d, "*.service")):
         try:
             text = "" if copied.is_dir(rel) else copied.read_text(rel) or ""
         except TunewatchError:  # a link onto a network mount: already said when it was copied
             continue
         for m in boot._EXEC.finditer(text):  # the scripts boot_scripts() reads for enabled units
-            if SCRIPT_DIRS.match(m.group(1)):
+            if SCRIPT_DIRS.match(m.group(1)) and m.group(1) not in scripts:
+                scripts.add(m.group(1))
                 s.copy(m.group(1).lstrip("/"), script=True)
 
 
-def _interface(s: _Snapshot, name: str) -> None:
+def _real_rel(fs: FS, rel: str) -> str:
+    """`rel` with every link resolved, relative to the root (as facts/netdevice.py walks it)."""
+    return os.path.realpath(fs.path(rel)).lstrip("/") if fs.live else os.path.relpath(fs.path(rel), fs.root)
+
+
+def _udev_attrs(dest: str) -> set[str]:
+    """ATTR{x}/ATTRS{x} names the copied udev rules test: those sysfs values are copied."""
+    copied = FS(dest)
+    names: set[str] = set()
+    for rel in copied.config_files(RULES_DIRS, "*.rules"):
+        try:
+            names.update(a for a in _UDEV_ATTR.findall(copied.read_text(rel) or "") if ".." not in a.split("/"))
+        except TunewatchError:
+            continue
+    return names
+
+
+def _attr(s: _Snapshot, rel: str) -> None:
+    """A sysfs value; links (`device`, `driver`) and directories are written by _interface."""
+    if s.fs.exists(rel) and s.fs.readlink(rel) is None and not s.fs.is_dir(rel):
+        s.copy(rel)
+
+
+def _interface(s: _Snapshot, name: str, attrs: set[str]) -> None:
+    """The interface's sysfs as its facts read it: state, MAC and type, master/lower links,
+    and its device with every parent up to sys/devices (driver and subsystem links), so udev
+    DRIVERS/SUBSYSTEMS/KERNELS and systemd .link `Driver=`/`Path=` match as they did (the
+    Azure VF's hv_pci parent)."""
     base = f"sys/class/net/{name}"
     iface = interfaces.read_interface(s.fs, name)
     s.write(f"{base}/operstate", iface.operstate + "\n")
+    for attr in sorted({*NET_ATTRS, *attrs}):
+        _attr(s, f"{base}/{attr}")
     if iface.master:
         s.symlink(f"{base}/master", f"../{iface.master}")
     for lower in iface.lowers:
         s.symlink(f"{base}/lower_{lower}", f"../{lower}")
     if not s.fs.exists(f"{base}/device"):
+        try:  # a scope may name a veth or bridge: its driver and channels as ethtool reports them
+            s.write(f"ethtool/{name}.json", json.dumps(ethtool.read_ethtool(s.fs, name), indent=2) + "\n")
+        except TunewatchError:
+            pass  # lo and friends answer no ethtool query; nothing judges them unless named
         return
-    # device -> a directory named after the bus address (read_interface reports its basename)
-    dev = f"sys/devices/tunewatch-collect/{name}/{iface.bus_info or 'device'}"
-    s.symlink(f"{base}/device", os.path.relpath(dev, base))
-    if iface.driver:
-        s.symlink(f"{dev}/driver", f"../../../../bus/drivers/{iface.driver}")
-    s.write(f"{dev}/numa_node", f"{-1 if iface.numa_node is None else iface.numa_node}\n")
-    os.makedirs(os.path.join(s.dest, dev, "msi_irqs"), exist_ok=True)
+    chain = netdevice.read_net_device(s.fs, iface).parents  # nearest first
+    if not chain:  # a device outside sys/devices: a directory named after the bus address
+        dev = f"sys/devices/tunewatch-collect/{name}/{iface.bus_info or 'device'}"
+        chain = (netdevice.SysDevice(dev, os.path.basename(dev), None, iface.driver),)
+    s.symlink(f"{base}/device", os.path.relpath(chain[0].rel, base))
+    for parent in chain:
+        if parent.subsystem:
+            s.symlink(f"{parent.rel}/subsystem", os.path.relpath(f"sys/bus/{parent.subsystem}", parent.rel))
+        if parent.driver:
+            s.symlink(f"{parent.rel}/driver",
+                      os.path.relpath(f"sys/bus/{parent.subsystem or 'unknown'}/drivers/{parent.driver}", parent.rel))
+        for attr in sorted(attrs):
+            _attr(s, f"{parent.rel}/{attr}")
+    # msi_irqs and numa_node where the scan finds them: the device, or its parent for virtio
+    holder = interfaces._device_dir(s.fs, base) or f"{base}/device"
+    holder = chain[0].rel if holder.endswith("/device") or len(chain) < 2 else _real_rel(s.fs, holder)
+    s.write(f"{holder}/numa_node", f"{-1 if iface.numa_node is None else iface.numa_node}\n")
+    os.makedirs(os.path.join(s.dest, holder, "msi_irqs"), exist_ok=True)
     for irq in iface.msi_irqs:
-        s.write(f"{dev}/msi_irqs/{irq}", b"msi\n")
+        s.write(f"{holder}/msi_irqs/{irq}", b"msi\n")
     if iface.driver:  # live: SIOCETHTOOL; a snapshot: its ethtool/<if>.json
         try:
             s.write(f"ethtool/{name}.json", json.dumps(ethtool.read_ethtool(s.fs, name), indent=2) + "\n")
         except TunewatchError as e:
             s.warn(f"ethtool/{name}.json", str(e))
+
+
+def _source_filestat(s: _Snapshot) -> dict:
+    """The source snapshot's filestat.json entries; a broken one is copied as it is, so the
+    copy scans to the same `error`."""
+    try:
+        return filestat._sidecar(s.fs)  # noqa: SLF001 - the one reader of the format
+    except TunewatchError as e:
+        s.warn(filestat.SIDECAR, f"{e} (copied as it is)")
+        s.stats = None
+        s.copy(filestat.SIDECAR)
+        return {}
+
+
+def _write_filestat(s: _Snapshot, source: dict) -> None:
+    if s.stats is None:
+        return
+    for rel, entry in source.items():  # what the source states about files copied but not recorded here
+        if rel not in s.stats and os.path.lexists(os.path.join(s.dest, rel)):
+            s.stats[rel] = entry
+    if s.stats:
+        lines = (f"{json.dumps(rel)}: {json.dumps(s.stats[rel])}" for rel in sorted(s.stats))
+        s.write(filestat.SIDECAR, "{\n" + ",\n".join(lines) + "\n}\n")
 
 
 def collect(root: str, directory: str, content: Content) -> int:
@@ -208,6 +338,7 @@ def collect(root: str, directory: str, content: Content) -> int:
         raise ContentError(directory, "collect needs a new or empty directory; it will not write into this one")
     os.makedirs(directory, exist_ok=True)
     s = _Snapshot(FS(root), os.path.abspath(directory))
+    source_stats = _source_filestat(s)
     bdis: set[str] = set()
     for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
         try:
@@ -242,14 +373,20 @@ def collect(root: str, directory: str, content: Content) -> int:
     for d in ("etc/tuned", "usr/lib/tuned", "lib/tuned"):
         for name in s.listdir(d):
             s.copy(f"{d}/{name}/tuned.conf")
+    for rel in STARTUP_SCRIPTS:
+        s.copy_or_link(rel, script=True)
+    for rel in CRONTABS:
+        s.copy(rel)
     _units(s)
+    attrs = _udev_attrs(s.dest)
     for name in s.listdir("sys/class/net"):
         if not s.is_dir(f"sys/class/net/{name}"):
             continue  # bonding_masters: a control file beside the interfaces, not one of them
         try:
-            _interface(s, name)
+            _interface(s, name, attrs)
         except (OSError, TunewatchError) as e:
             s.warn(f"sys/class/net/{name}", str(e))
+    _write_filestat(s, source_stats)
     if s.skipped:
         print(f"tunewatch collect: skipped {len(s.skipped)} file(s), listed above", file=sys.stderr)
     return s.written

@@ -5,10 +5,18 @@ any include clause matches (no include list: everything) and no exclude clause d
 clause matches when all its fields do. The profile's scope says which NICs and mounts are
 tuned; a check's own `objects` narrows that to what the kind can judge (vmxnet3 only, NICs
 with MSI IRQs...). An object must pass both.
+
+Interfaces without a device (`device/driver` link: veth, bridges, lo) are never in a scope
+unless the scope names them: an include clause with `name` that matches the interface
+puts it in. Its driver is then the one the kernel reports (ETHTOOL_GDRVINFO: "veth"; in a
+snapshot its ethtool/<if>.json), or empty when that cannot be read. Having no device, it
+has no MSI IRQs to test, so a check's `has_irqs` clause does not keep it out: the user
+asked for that interface, and kinds that need IRQs say it has none.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from .errors import FactError, ParseError
@@ -48,9 +56,41 @@ def _selected(selector: dict | None, obj, match) -> bool:
     return not any(match(c, obj) for c in selector.get("exclude", []))
 
 
-def select_interfaces(facts: Facts, *selectors: dict | None) -> list[Interface]:
-    return [i for i in facts.interfaces.values()
-            if i.driver is not None and all(_selected(s, i, _interface_clause) for s in selectors)]
+def _deviceless_clause(clause: dict, iface: Interface) -> bool:
+    return _interface_clause({k: v for k, v in clause.items() if k != "has_irqs"}, iface)
+
+
+def _reported_driver(facts: Facts, name: str) -> str:
+    try:
+        return str((facts.ethtool(name).get("driver") or {}).get("driver") or "")
+    except (FactError, ParseError):
+        return ""
+
+
+def _named_deviceless(facts: Facts, iface: Interface, scope: dict | None, objects) -> Interface | None:
+    """`iface` (no device) with its reported driver, when the scope names it and the check's
+    objects take it; else None."""
+    iface = dataclasses.replace(iface, driver=_reported_driver(facts, iface.name))
+    named = any("name" in c and _interface_clause(c, iface) for c in scope["include"])
+    if named and _selected(scope, iface, _interface_clause) \
+            and all(_selected(s, iface, _deviceless_clause) for s in objects):
+        return iface
+    return None
+
+
+def select_interfaces(facts: Facts, scope: dict | None = None, *objects: dict | None) -> list[Interface]:
+    """Interfaces the scope (first) and the check's `objects` selectors take, in name order."""
+    by_name = bool(scope) and any("name" in c for c in scope.get("include") or [])
+    found = []
+    for iface in facts.interfaces.values():
+        if iface.driver is not None:
+            if all(_selected(s, iface, _interface_clause) for s in (scope, *objects)):
+                found.append(iface)
+        elif by_name:  # only a scope naming interfaces reaches device-less ones
+            named = _named_deviceless(facts, iface, scope, objects)
+            if named is not None:
+                found.append(named)
+    return found
 
 
 def select_mounts(facts: Facts, *selectors: dict | None) -> list:

@@ -1053,6 +1053,21 @@ VF_DRIVER_RULE = ('ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
 RX_MINI_RULE = 'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="vmxnet3", RUN+="/usr/sbin/ethtool -G %k rx-mini 0"\n'
 
 
+ETHTOOL_UNIT = """[Unit]
+Description=VMXNET3 settings for SAP HANA (seed 001)
+After=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/sbin/ethtool -C ens192 rx-usecs 25
+ExecStart=/usr/sbin/ethtool -K ens192 lro off
+ExecStart=/usr/sbin/ethtool -G ens192 rx 512 rx-mini 0 tx 512
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
 @scenario("nic_settings_persistent")
 def _nic_settings_persistent():
     K, C = "nic_settings_persistent", "nic-settings-persistent"
@@ -1084,6 +1099,43 @@ def _nic_settings_persistent():
     r = vm("rhel_ifcfg_ethtool_opts_semicolons.pass", "RHEL ifcfg ETHTOOL_OPTS with `;`-separated commands")
     r.write("etc/sysconfig/network-scripts/ifcfg-ens192", IFCFG_RHEL.format(i="ens192") +
             'ETHTOOL_OPTS="-C ens192 rx-usecs 25; -K ens192 lro off; -G ens192 rx 512 rx-mini 0 tx 512"\n')
+    # wicked: every ETHTOOL_OPTIONS<suffix> is one command, split at blanks only (compat-suse.c
+    # try_add_ethtool_vars(): ni_string_split(&opts, var->value, " \t", 0))
+    suse_ifcfg = "BOOTPROTO='static'\nSTARTMODE='auto'\nIPADDR='10.10.10.21/24'\n"
+    r = vm("suse_ifcfg_suffixed_ethtool_options.pass", net="wicked.service",
+           desc="SLES ifcfg-ens192 with ETHTOOL_OPTIONS, ETHTOOL_OPTIONS_lro and ETHTOOL_OPTIONS_rings: wicked "
+                "applies every ETHTOOL_OPTIONS<suffix> variable, one command each", objects={"ens192": "pass"})
+    r.write("etc/sysconfig/network/ifcfg-ens192", suse_ifcfg + "ETHTOOL_OPTIONS='-C ens192 rx-usecs 25'\n"
+            "ETHTOOL_OPTIONS_lro='-K ens192 lro off'\nETHTOOL_OPTIONS_rings='-G ens192 rx 512 rx-mini 0 tx 512'\n")
+    r = vm("suse_ifcfg_suffixed_semicolon_not_split.fail", net="wicked.service",
+           desc="ETHTOOL_OPTIONS_more='-K ens192 lro off; -G ens192 rx 512 ...': wicked splits a variable at blanks "
+                "only, so `;` separates nothing and neither LRO nor the rings are set", objects={"ens192": "fail"})
+    r.write("etc/sysconfig/network/ifcfg-ens192", suse_ifcfg + "ETHTOOL_OPTIONS='-C ens192 rx-usecs 25'\n"
+            "ETHTOOL_OPTIONS_more='-K ens192 lro off; -G ens192 rx 512 rx-mini 0 tx 512'\n")
+    r = vm("suse_ifcfg_suffixed_wicked_not_enabled.fail", net="wicked.service", net_enabled=False,
+           desc="the same ETHTOOL_OPTIONS<suffix> variables, but wicked.service (their only reader) is not enabled",
+           objects={"ens192": "fail"})
+    r.write("etc/sysconfig/network/ifcfg-ens192", suse_ifcfg + "ETHTOOL_OPTIONS='-C ens192 rx-usecs 25'\n"
+            "ETHTOOL_OPTIONS_lro='-K ens192 lro off'\nETHTOOL_OPTIONS_rings='-G ens192 rx 512 rx-mini 0 tx 512'\n")
+    r = vm("suse_ifcfg_suffixed_names_other_nic.fail", net="wicked.service", nics=TWO_NICS,
+           desc="ifcfg-ens192's ETHTOOL_OPTIONS_lro names ens224: the interface word is a placeholder, so wicked "
+                "never sets ens224; a command that names another NIC is not credited to ens192 either (as for the "
+                "unsuffixed ETHTOOL_OPTIONS)", objects={"ens192": "fail", "ens224": "fail"})
+    r.write("etc/sysconfig/network/ifcfg-ens192", suse_ifcfg + "ETHTOOL_OPTIONS='-C ens192 rx-usecs 25'\n"
+            "ETHTOOL_OPTIONS_rings='-G ens192 rx 512 rx-mini 0 tx 512'\nETHTOOL_OPTIONS_lro='-K ens224 lro off'\n")
+    r.write("etc/sysconfig/network/ifcfg-ens224", suse_ifcfg.replace("10.10.10.21", "10.10.20.21") +
+            "ETHTOOL_OPTIONS='-C ens224 rx-usecs 25'\nETHTOOL_OPTIONS_rings='-G ens224 rx 512 rx-mini 0 tx 512'\n")
+    # units at the next boot: /run is a tmpfs emptied at boot (services.BOOT_UNIT_DIRS)
+    r = vm("unit_enabled_only_in_run.fail",
+           desc="a unit running ethtool exists only in run/systemd/system (written at runtime) with a wants link in "
+                "/etc: /run is empty at the next boot, so the link dangles and nothing runs",
+           objects={"ens192": "fail"})
+    r.write("run/systemd/system/vmxnet3-ethtool.service", ETHTOOL_UNIT)
+    bx.enable(r, "vmxnet3-ethtool.service", where="/run/systemd/system")
+    r = vm("unit_in_etc_enabled.pass", desc="the same unit in etc/systemd/system, enabled: it runs at every boot",
+           objects={"ens192": "pass"})
+    r.write("etc/systemd/system/vmxnet3-ethtool.service", ETHTOOL_UNIT)
+    bx.enable(r, "vmxnet3-ethtool.service", where="/etc/systemd/system")
     r = vm("rhel_ifcfg_missing_rings.fail", "ETHTOOL_OPTS without the ring sizes", objects={"ens192": "fail"})
     r.write("etc/sysconfig/network-scripts/ifcfg-ens192", IFCFG_RHEL.format(i="ens192") +
             'ETHTOOL_OPTS="-C ens192 rx-usecs 25; -K ens192 lro off"\n')
@@ -1633,6 +1685,21 @@ def _irq_affinity_persistent():
             "a valid dispatcher script, but NetworkManager.service is not enabled (wicked runs): nothing dispatches",
             net="wicked.service")
     r.write(dispatch, DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o755)
+    r = scn("unit_enabled_only_in_run.fail",
+            "the pinning unit exists only in run/systemd/system, enabled by a link in /etc: /run is a tmpfs emptied "
+            "at boot, so the next boot has no such unit", objects={"enP1s1": "fail"})
+    r.write("run/systemd/system/pin-nic-irqs.service", PIN_UNIT.format(nic="enP1s1"))
+    r.write("usr/local/sbin/pin-nic-irqs.sh", PIN_SCRIPT, mode=0o755)
+    bx.enable(r, "pin-nic-irqs.service", where="/run/systemd/system")
+    r = scn("runtime_unit_over_usr_lib_gone_at_boot.pass",
+            "run/systemd/system holds a runtime copy of the unit pinning eth0 (the master) over the packaged one "
+            "pinning the VF: at the next boot /run is empty and the packaged unit runs", objects={"enP1s1": "pass"})
+    r.write("usr/lib/systemd/system/pin-nic-irqs.service", PIN_UNIT.format(nic="enP1s1"))
+    r.write("run/systemd/system/pin-nic-irqs.service",
+            PIN_UNIT.format(nic="eth0").replace("pin-nic-irqs.sh", "pin-master-irqs.sh"))
+    r.write("usr/local/sbin/pin-nic-irqs.sh", PIN_SCRIPT, mode=0o755)
+    r.write("usr/local/sbin/pin-master-irqs.sh", PIN_SCRIPT.replace("enP1s1", "eth0"), mode=0o755)
+    bx.enable(r, "pin-nic-irqs.service")
     sas_best_affinity("set_best_affinity_at_boot.pass", K, C,
                       "an enabled unit runs set_best_affinity.ksh at start-up (seed 003); it finds the AN VFs itself",
                       enabled=True)

@@ -12,10 +12,6 @@ from ..parsers.fstab import FstabEntry, parse_fstab
 from ..parsers.mountinfo import MountInfo, parse_mountinfo
 
 
-NETWORK_FSTYPES = frozenset({"nfs", "nfs4", "cifs", "smb3", "ceph", "glusterfs", "fuse.glusterfs", "fuse.sshfs",
-                             "9p", "afs", "lustre", "gpfs"})
-
-
 def read_mountinfo(fs: FS) -> list[MountInfo]:
     """The mount table; a snapshot without one knows no mounts (the NFS checks do not
     apply), while an unreadable or garbled one raises (they are `error`)."""

@@ -6,7 +6,8 @@ NIC settings go into the interface's ifcfg file when it has one (SUSE wicked
 NetworkManager, else a udev rule; the settings of an Accelerated Networking VF always go
 into a udev rule matching the VF's driver (`DRIVERS==` matches the PCI parent, udev(7)),
 because VF names change after a redeploy and NetworkManager usually leaves VFs unmanaged.
-IRQ pinning at boot is an enabled unit running a script that finds the data vectors by name.
+IRQ pinning at boot runs a script that finds the data vectors by name: for a VF from a udev
+rule matching its driver (run with the VF's name, `%k`), for other NICs from an enabled unit.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features":
 SECTION_QUERY = {"channels": "-l", "rings": "-g", "coalesce": "-c", "features": "-k"}
 LABELS = {"channels": {"rx": "RX", "tx": "TX", "other": "Other", "combined": "Combined"},
           "rings": {"rx": "RX", "rx-mini": "RX Mini", "rx-jumbo": "RX Jumbo", "tx": "TX"}}
-IRQ_SCRIPT = "usr/local/sbin/tunewatch-irq-affinity"
+# named like the Mellanox script it stands in for (same arguments: CPULIST IFACE)
+IRQ_SCRIPT = "usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh"
 
 
 # -- NICs ---------------------------------------------------------------------------------------
@@ -179,36 +181,72 @@ def irq_placement(ctx: Context, sel, result):
                        Command(("tw_write", path, cpu), f"cat {path}", cpu))
 
 
+def _escape_for_exec(text: str) -> str:
+    """A literal argument for a systemd Exec line or a udev RUN program: both expand `$`
+    and `%` (systemd.service(5) "$$", systemd.unit(5) "%%"; udev(7) "$$", "%%")."""
+    return text.replace("%", "%%").replace("$", "$$")
+
+
+def _irq_unit(sel, iface, cpus: str, control: str):
+    """An enabled unit pinning a NIC with a stable name (not a VF) at boot."""
+    unit = f"tunewatch-irq-affinity-{iface.name}.service"
+    yield Step(sel.check.id, iface.name, PERSISTENT, f"unit {unit}: runs /{IRQ_SCRIPT} for {iface.name} at boot",
+               WriteFile(f"etc/systemd/system/{unit}",
+                         f"# written by tunewatch remediate ({sel.check.id})\n[Unit]\n"
+                         f"Description=Pin the data IRQs of {iface.name} to CPUs {cpus}\n"
+                         "After=network.target\n\n[Service]\nType=oneshot\n"
+                         f"ExecStart=/{IRQ_SCRIPT} {cpus} {iface.name} '{control}'\n\n"
+                         "[Install]\nWantedBy=multi-user.target"))
+    yield Step(sel.check.id, iface.name, PERSISTENT, f"systemctl enable {unit}", EnableUnit(unit))
+
+
+def _irq_udev_rules(sel, groups: dict[tuple[str, str], list], control: str):
+    """Accelerated Networking VFs: a udev rule per VF driver, run for each VF when it appears
+    (at boot and when Azure hot-adds it again after host maintenance), whatever its name:
+    `DRIVERS==` matches the VF's PCI parent (udev(7)), `%k` is the VF. Pinning the hv_netvsc
+    master would pin nothing: it has no IRQs of its own."""
+    drivers = [d for d, _cpus in groups]
+    for (driver, cpus), vfs in groups.items():
+        # VFs of one driver on different NUMA nodes: one rule per node (ATTRS: the PCI parent's numa_node)
+        node = "" if drivers.count(driver) == 1 else f'ATTRS{{numa_node}}=="{vfs[0].numa_node or 0}", '
+        suffix = "" if not node else f"-node{vfs[0].numa_node or 0}"
+        rel = f"etc/udev/rules.d/99-tunewatch-irq-affinity-{driver}{suffix}.rules"
+        names = ", ".join(v.name for v in vfs)
+        yield Step(sel.check.id, names, PERSISTENT, f"udev rule /{rel}: pins every {driver} VF's data IRQs when it "
+                                                    f"appears", WriteFile(rel, (
+            f"# written by tunewatch remediate ({sel.check.id}): pin the data IRQs of every {driver} interface (the "
+            f"Accelerated Networking VF, whatever its name after a redeploy) to CPUs {cpus} when it appears\n"
+            f'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="{driver}", {node}'
+            f"RUN+=\"/{IRQ_SCRIPT} {cpus} %k '{control}'\"")))
+
+
 def irq_affinity_persistent(ctx: Context, sel, result):
     runtime = next((s for s in ctx.view.profile.checks if s.check.kind == "irq_affinity"), None)
     t = ctx.target(runtime) if runtime else None
+    control = _escape_for_exec("|".join(runtime.vars.get("control_irq_patterns", [])) or "^$") if runtime else ""
+    vf_groups: dict[tuple[str, str], list] = {}
     for obj in _failed(result):
         iface = ctx.interface(obj.object)
         if iface is None or t is None:
             yield Step(sel.check.id, obj.object, MANUAL, "pin IRQs at boot",
                        Note(f"{obj.object}: add a boot-time mechanism that pins its IRQs"))
             continue
-        allowed, _node = allowed_cpus(t, iface)
-        patterns = "|".join(runtime.vars.get("control_irq_patterns", [])) or "^$"
-        name = iface.master or iface.name  # the VF's name changes after a redeploy, its master's does not
-        unit = f"tunewatch-irq-affinity-{name}.service"
+        cpus = format_cpulist(allowed_cpus(t, iface)[0])
         yield Step(sel.check.id, obj.object, PERSISTENT, f"/{IRQ_SCRIPT}: pins data IRQs round robin",
                    WriteFile(IRQ_SCRIPT, IRQ_SCRIPT_TEXT, mode="0755"))
-        yield Step(sel.check.id, obj.object, PERSISTENT, f"unit {unit}: runs it for {name} and its VFs at boot",
-                   WriteFile(f"etc/systemd/system/{unit}",
-                             f"# written by tunewatch remediate ({sel.check.id})\n[Unit]\n"
-                             f"Description=Pin the data IRQs of {name} (and its VFs) to CPUs {format_cpulist(allowed)}\n"
-                             "After=network.target\n\n[Service]\nType=oneshot\n"
-                             f"ExecStart=/{IRQ_SCRIPT} {format_cpulist(allowed)} {name} '{patterns}'\n\n"
-                             "[Install]\nWantedBy=multi-user.target"))
-        yield Step(sel.check.id, obj.object, PERSISTENT, f"systemctl enable {unit}", EnableUnit(unit))
+        if iface.master and iface.driver:  # a VF: its name changes, its driver does not
+            vf_groups.setdefault((iface.driver, cpus), []).append(iface)
+        else:
+            yield from _irq_unit(sel, iface, cpus, control)
+    yield from _irq_udev_rules(sel, vf_groups, control)
 
 
 IRQ_SCRIPT_TEXT = r"""#!/bin/bash
 # written by tunewatch remediate: pin every data IRQ of an interface (and of the VFs under it,
 # lower_* links) to one CPU of CPULIST each, round robin; control vectors (names matching
-# CONTROL, an extended regular expression) are left alone.
-# usage: tunewatch-irq-affinity CPULIST IFACE [CONTROL]
+# CONTROL, an extended regular expression) are left alone. Run by a unit at boot, or by a
+# udev rule for each Accelerated Networking VF as it appears (IFACE is then the VF).
+# usage: tunewatch_set_irq_affinity_cpulist.sh CPULIST IFACE [CONTROL]
 set -eu
 cpulist=$1 iface=$2 control=${3:-^$}
 cpus=()
