@@ -72,3 +72,23 @@ def start_exporter_inproc() -> Iterator[Callable[..., Any]]:
     finally:
         for handle in handles:
             handle.stop()
+
+
+@pytest.fixture
+def child_exporter() -> Iterator[Callable[..., Any]]:
+    """start_exporter in the CLI's mode (each scan in a child process killed on timeout);
+    `start(scan, **ServeOptions fields)`; every exporter is stopped at teardown."""
+    from tunewatch.serve import start_exporter
+    from tunewatch.serveopts import ServeOptions
+    handles: list[Any] = []
+
+    def start(scan: Callable[[], Any], **options: Any) -> Any:
+        handle = start_exporter(f"{LOOPBACK}:0", None, scan, options=ServeOptions(**options))
+        handles.append(handle)
+        return handle
+
+    try:
+        yield start
+    finally:
+        for handle in handles:
+            handle.stop()

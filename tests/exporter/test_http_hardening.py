@@ -23,21 +23,9 @@ def good_result():
 
 
 @pytest.fixture
-def child_exporter():
-    """start_exporter in the default mode (scans in child processes); stopped at teardown."""
-    from tunewatch.serve import start_exporter
-    from tunewatch.serveopts import ServeOptions
-    handles = []
-
-    def start(scan=None, **options):
-        handle = start_exporter(f"{LOOPBACK}:0", None, scan or good_result, options=ServeOptions(**options))
-        handles.append(handle)
-        return handle
-    try:
-        yield start
-    finally:
-        for handle in handles:
-            handle.stop()
+def child_exporter(child_exporter):
+    """The conftest exporter with a passing result as the default scan."""
+    return lambda scan=None, **options: child_exporter(scan or good_result, **options)
 
 
 _LEFTOVER: dict[int, bytes] = {}  # fd -> bytes read past the previous response (pipelining)

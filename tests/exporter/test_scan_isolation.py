@@ -10,8 +10,6 @@ import pytest
 
 from support import scanresults as sr
 from support.procs import LOOPBACK, http_get, http_request, wait_until
-from tunewatch.serve import start_exporter
-from tunewatch.serveopts import ServeOptions
 
 from .test_serve import metric
 
@@ -36,18 +34,8 @@ def cpu_ticks(pid: int) -> int:
 
 
 @pytest.fixture
-def exporter():
-    handles = []
-
-    def start(scan, **options):
-        handle = start_exporter(f"{LOOPBACK}:0", None, scan, options=ServeOptions(**options))
-        handles.append(handle)
-        return handle
-    try:
-        yield start
-    finally:
-        for handle in handles:
-            handle.stop()
+def exporter(child_exporter):
+    return child_exporter
 
 
 def test_a_scan_that_burns_cpu_past_the_timeout_is_killed(exporter):
