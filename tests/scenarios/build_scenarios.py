@@ -1112,6 +1112,12 @@ def _nic_settings_persistent():
                 "only, so `;` separates nothing and neither LRO nor the rings are set", objects={"ens192": "fail"})
     r.write("etc/sysconfig/network/ifcfg-ens192", suse_ifcfg + "ETHTOOL_OPTIONS='-C ens192 rx-usecs 25'\n"
             "ETHTOOL_OPTIONS_more='-K ens192 lro off; -G ens192 rx 512 rx-mini 0 tx 512'\n")
+    r = vm("suse_ifcfg_plain_semicolon_not_split.fail", net="wicked.service",
+           desc="ETHTOOL_OPTIONS='-C ens192 rx-usecs 25; -K ens192 lro off; -G ...': wicked reads the plain variable "
+                "like a suffixed one (suffix \"\"), one command split at blanks only, so `;` separates nothing and "
+                "none of the three is applied", objects={"ens192": "fail"})
+    r.write("etc/sysconfig/network/ifcfg-ens192", suse_ifcfg +
+            "ETHTOOL_OPTIONS='-C ens192 rx-usecs 25; -K ens192 lro off; -G ens192 rx 512 rx-mini 0 tx 512'\n")
     r = vm("suse_ifcfg_suffixed_wicked_not_enabled.fail", net="wicked.service", net_enabled=False,
            desc="the same ETHTOOL_OPTIONS<suffix> variables, but wicked.service (their only reader) is not enabled",
            objects={"ens192": "fail"})
