@@ -536,6 +536,23 @@ def _service_disabled():
     r.symlink("run/systemd/system/multi-user.target.wants/irqbalance.service",
               "/usr/lib/systemd/system/irqbalance.service")
 
+    # systemd load-dropin.c process_deps(): a wants entry names the unit (link name), which must
+    # load at boot; file-hierarchy(7): /run "is flushed on boot"
+    r = units_host("wants_link_into_run_not_enabled_at_boot.pass",
+                   "irqbalance.service exists only in run/systemd/system; an etc/systemd/system/"
+                   "multi-user.target.wants link points to it: /run is empty at the next boot, so the unit "
+                   "cannot be loaded and nothing starts irqbalance")
+    r.write("run/systemd/system/irqbalance.service", IRQBALANCE_UNIT)
+    bx.enable(r, "irqbalance.service", where="/run/systemd/system")
+
+    r = units_host("wants_link_into_run_unit_also_in_usr_lib.fail",
+                   "the etc wants link points to a runtime copy in run/systemd/system, but irqbalance.service is also "
+                   "installed in usr/lib/systemd/system: systemd adds the dependency by the link's name and loads "
+                   "the unit from usr/lib at the next boot, so irqbalance starts", objects={"irqbalance.service": "fail"})
+    bx.install_units(r, ["irqbalance.service"])
+    r.write("run/systemd/system/irqbalance.service", IRQBALANCE_UNIT)
+    bx.enable(r, "irqbalance.service", where="/run/systemd/system")
+
     units_host("not_installed.pass", "no irqbalance unit anywhere")
 
     r = units_host("disabled.pass", "installed, no wants link")
