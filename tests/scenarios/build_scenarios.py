@@ -1708,6 +1708,39 @@ def _irq_affinity_persistent():
             "a valid dispatcher script, but NetworkManager.service is not enabled (wicked runs): nothing dispatches",
             net="wicked.service")
     r.write(dispatch, DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o755)
+    # bash(1) COMMENTS: a word beginning with # and the rest of the line are ignored; only code names a NIC
+    r = scn("script_names_nic_only_in_comment.fail",
+            "the dispatcher script pins enP1s10 (for eth1); enP1s1 appears only in a comment line, which the shell "
+            "ignores", objects={"enP1s1": "fail"})
+    r.write(dispatch, "#!/bin/sh\n# enP1s1 (the VF of eth0) is pinned by the SAS start-up script, not here\n"
+            '[ "$1" = "eth1" ] && [ "$2" = "up" ] || exit 0\n/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 enP1s10\n',
+            mode=0o755)
+    r = scn("script_trailing_comment_names_nic.fail",
+            "the pinning line names enP1s10; enP1s1 is only in the trailing `# was enP1s1` comment",
+            objects={"enP1s1": "fail"})
+    r.write(dispatch, '#!/bin/sh\n[ "$1" = "eth0" ] && [ "$2" = "up" ] || exit 0\n'
+            "/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 enP1s10  # was enP1s1\n", mode=0o755)
+    r = scn("pinning_only_in_comment.fail",
+            "the dispatcher script names enP1s1 in code (ethtool -K), but the pinning line is commented out",
+            objects={"enP1s1": "fail"})
+    r.write(dispatch, '#!/bin/sh\n[ "$1" = "eth0" ] && [ "$2" = "up" ] || exit 0\n'
+            "# /usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 enP1s1\n/usr/sbin/ethtool -K enP1s1 lro off\n",
+            mode=0o755)
+    r = scn("script_comment_hash_in_quotes_and_length.pass",
+            "a `#` inside quotes or in ${#cpus[@]} starts no comment: the script names enP1s1 and writes "
+            "smp_affinity_list", objects={"enP1s1": "pass"})
+    r.write(dispatch, '#!/bin/bash\n[ "$1" = "eth0" ] && [ "$2" = "up" ] || exit 0\ncpus=(2 3 4 5) n=0\n'
+            'for irq in $(awk -F: \'/ enP1s1 # mlx5_comp/ {print $1}\' /proc/interrupts); do\n'
+            '    echo "${cpus[n % ${#cpus[@]}]}" > "/proc/irq/${irq// /}/smp_affinity_list"; n=$((n + 1))\ndone\n',
+            mode=0o755)
+    # the rule `tunewatch remediate` writes for Accelerated Networking VFs (remediate/nic.py _irq_udev_rules)
+    r = scn("remediate_udev_rule_tunewatch_script.pass",
+            "the udev rule tunewatch remediate writes: DRIVERS==\"mlx5_core\" RUNs "
+            "tunewatch_set_irq_affinity_cpulist.sh for %k", objects={"enP1s1": "pass"})
+    r.write("etc/udev/rules.d/99-tunewatch-irq-affinity-mlx5_core.rules",
+            "# written by tunewatch remediate (nic-irq-affinity-persistent)\n"
+            'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
+            "RUN+=\"/usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh 2-7 %k 'mlx5_async|mlx5_pages'\"\n")
     r = scn("unit_enabled_only_in_run.fail",
             "the pinning unit exists only in run/systemd/system, enabled by a link in /etc: /run is a tmpfs emptied "
             "at boot, so the next boot has no such unit", objects={"enP1s1": "fail"})
