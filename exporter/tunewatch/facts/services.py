@@ -88,7 +88,10 @@ def _wants_entry(fs: FS, rel: str) -> bool:
     the unit of the link's NAME (the target is read only to warn about a name mismatch); a
     link to /dev/null is ignored, and so is an entry that is not a link (readlink fails)."""
     target = fs.readlink(rel)
-    return target is not None and target != "/dev/null"
+    if target is None or target == "/dev/null":
+        return False
+    fs.path(rel)  # a link into a network mount: FactError (never followed there), not a verdict
+    return True
 
 
 def read_unit_state(fs: FS, unit: str) -> UnitState:
