@@ -536,6 +536,23 @@ def _service_disabled():
     r.symlink("run/systemd/system/multi-user.target.wants/irqbalance.service",
               "/usr/lib/systemd/system/irqbalance.service")
 
+    # systemd load-dropin.c process_deps(): a wants entry names the unit (link name), which must
+    # load at boot; file-hierarchy(7): /run "is flushed on boot"
+    r = units_host("wants_link_into_run_not_enabled_at_boot.pass",
+                   "irqbalance.service exists only in run/systemd/system; an etc/systemd/system/"
+                   "multi-user.target.wants link points to it: /run is empty at the next boot, so the unit "
+                   "cannot be loaded and nothing starts irqbalance")
+    r.write("run/systemd/system/irqbalance.service", IRQBALANCE_UNIT)
+    bx.enable(r, "irqbalance.service", where="/run/systemd/system")
+
+    r = units_host("wants_link_into_run_unit_also_in_usr_lib.fail",
+                   "the etc wants link points to a runtime copy in run/systemd/system, but irqbalance.service is also "
+                   "installed in usr/lib/systemd/system: systemd adds the dependency by the link's name and loads "
+                   "the unit from usr/lib at the next boot, so irqbalance starts", objects={"irqbalance.service": "fail"})
+    bx.install_units(r, ["irqbalance.service"])
+    r.write("run/systemd/system/irqbalance.service", IRQBALANCE_UNIT)
+    bx.enable(r, "irqbalance.service", where="/run/systemd/system")
+
     units_host("not_installed.pass", "no irqbalance unit anywhere")
 
     r = units_host("disabled.pass", "installed, no wants link")
@@ -1112,6 +1129,12 @@ def _nic_settings_persistent():
                 "only, so `;` separates nothing and neither LRO nor the rings are set", objects={"ens192": "fail"})
     r.write("etc/sysconfig/network/ifcfg-ens192", suse_ifcfg + "ETHTOOL_OPTIONS='-C ens192 rx-usecs 25'\n"
             "ETHTOOL_OPTIONS_more='-K ens192 lro off; -G ens192 rx 512 rx-mini 0 tx 512'\n")
+    r = vm("suse_ifcfg_plain_semicolon_not_split.fail", net="wicked.service",
+           desc="ETHTOOL_OPTIONS='-C ens192 rx-usecs 25; -K ens192 lro off; -G ...': wicked reads the plain variable "
+                "like a suffixed one (suffix \"\"), one command split at blanks only, so `;` separates nothing and "
+                "none of the three is applied", objects={"ens192": "fail"})
+    r.write("etc/sysconfig/network/ifcfg-ens192", suse_ifcfg +
+            "ETHTOOL_OPTIONS='-C ens192 rx-usecs 25; -K ens192 lro off; -G ens192 rx 512 rx-mini 0 tx 512'\n")
     r = vm("suse_ifcfg_suffixed_wicked_not_enabled.fail", net="wicked.service", net_enabled=False,
            desc="the same ETHTOOL_OPTIONS<suffix> variables, but wicked.service (their only reader) is not enabled",
            objects={"ens192": "fail"})
@@ -1685,6 +1708,39 @@ def _irq_affinity_persistent():
             "a valid dispatcher script, but NetworkManager.service is not enabled (wicked runs): nothing dispatches",
             net="wicked.service")
     r.write(dispatch, DISPATCHER.format(master="eth0", nic="enP1s1"), mode=0o755)
+    # bash(1) COMMENTS: a word beginning with # and the rest of the line are ignored; only code names a NIC
+    r = scn("script_names_nic_only_in_comment.fail",
+            "the dispatcher script pins enP1s10 (for eth1); enP1s1 appears only in a comment line, which the shell "
+            "ignores", objects={"enP1s1": "fail"})
+    r.write(dispatch, "#!/bin/sh\n# enP1s1 (the VF of eth0) is pinned by the SAS start-up script, not here\n"
+            '[ "$1" = "eth1" ] && [ "$2" = "up" ] || exit 0\n/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 enP1s10\n',
+            mode=0o755)
+    r = scn("script_trailing_comment_names_nic.fail",
+            "the pinning line names enP1s10; enP1s1 is only in the trailing `# was enP1s1` comment",
+            objects={"enP1s1": "fail"})
+    r.write(dispatch, '#!/bin/sh\n[ "$1" = "eth0" ] && [ "$2" = "up" ] || exit 0\n'
+            "/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 enP1s10  # was enP1s1\n", mode=0o755)
+    r = scn("pinning_only_in_comment.fail",
+            "the dispatcher script names enP1s1 in code (ethtool -K), but the pinning line is commented out",
+            objects={"enP1s1": "fail"})
+    r.write(dispatch, '#!/bin/sh\n[ "$1" = "eth0" ] && [ "$2" = "up" ] || exit 0\n'
+            "# /usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 enP1s1\n/usr/sbin/ethtool -K enP1s1 lro off\n",
+            mode=0o755)
+    r = scn("script_comment_hash_in_quotes_and_length.pass",
+            "a `#` inside quotes or in ${#cpus[@]} starts no comment: the script names enP1s1 and writes "
+            "smp_affinity_list", objects={"enP1s1": "pass"})
+    r.write(dispatch, '#!/bin/bash\n[ "$1" = "eth0" ] && [ "$2" = "up" ] || exit 0\ncpus=(2 3 4 5) n=0\n'
+            'for irq in $(awk -F: \'/ enP1s1 # mlx5_comp/ {print $1}\' /proc/interrupts); do\n'
+            '    echo "${cpus[n % ${#cpus[@]}]}" > "/proc/irq/${irq// /}/smp_affinity_list"; n=$((n + 1))\ndone\n',
+            mode=0o755)
+    # the rule `tunewatch remediate` writes for Accelerated Networking VFs (remediate/nic.py _irq_udev_rules)
+    r = scn("remediate_udev_rule_tunewatch_script.pass",
+            "the udev rule tunewatch remediate writes: DRIVERS==\"mlx5_core\" RUNs "
+            "tunewatch_set_irq_affinity_cpulist.sh for %k", objects={"enP1s1": "pass"})
+    r.write("etc/udev/rules.d/99-tunewatch-irq-affinity-mlx5_core.rules",
+            "# written by tunewatch remediate (nic-irq-affinity-persistent)\n"
+            'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
+            "RUN+=\"/usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh 2-7 %k 'mlx5_async|mlx5_pages'\"\n")
     r = scn("unit_enabled_only_in_run.fail",
             "the pinning unit exists only in run/systemd/system, enabled by a link in /etc: /run is a tmpfs emptied "
             "at boot, so the next boot has no such unit", objects={"enP1s1": "fail"})

@@ -15,13 +15,6 @@ writable by group or other, and not setuid." Scripts failing that are kept with 
 Units are looked up in the directories that exist at the next boot (services.BOOT_UNIT_DIRS):
 /run is a tmpfs emptied at every boot, so a unit file found only there starts nothing then,
 whatever link enables it.
-
-wicked reads every variable whose name starts with ETHTOOL_OPTIONS (`ETHTOOL_OPTIONS_lro`,
-`ETHTOOL_OPTIONS_rings`...), each as ONE `-X <if> args` command split at blanks only
-(compat-suse.c `ni_suse_ifcfg_get_ethtool()` -> `__process_indexed_variables()` ->
-`try_add_ethtool_vars()`: `ni_string_split(&opts, var->value, " \t", 0)`): a `;` there
-separates nothing. facts/netconfig.py reads the unsuffixed ETHTOOL_OPTIONS; the suffixed
-ones are read here.
 """
 
 from __future__ import annotations
@@ -33,8 +26,6 @@ from dataclasses import dataclass
 
 from ..errors import TunewatchError
 from ..fs import FS
-from ..parsers.ethtool_args import parse_ethtool_options
-from ..parsers.shellvars import parse_shell_assignments
 from . import netconfig
 from .filestat import file_stat
 from .interfaces import read_interfaces
@@ -146,40 +137,6 @@ def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript
     return scripts + _startup_files(fs)
 
 
-_WICKED_DIR, _WICKED_VAR, _WICKED_UNITS = netconfig._IFCFG[0]  # noqa: SLF001 - one definition of the consumer
-# ifcfg(5): wicked ignores files with these endings
-_IFCFG_IGNORED = ("~", ".old", ".bak", ".orig", ".rpmnew", ".rpmsave", ".rpmorig", ".scpmbackup")
-
-
-def _wicked_suffixed(fs: FS, names: set[str]) -> list[PersistedEthtool]:
-    """ETHTOOL_OPTIONS<suffix> of SUSE ifcfg files: one command each, applied (like the
-    unsuffixed variable) to the file's own interface, by wicked at boot."""
-    found = []
-    for rel in fs.glob(_WICKED_DIR, "ifcfg-*"):
-        if rel.endswith(_IFCFG_IGNORED):
-            continue
-        values = parse_shell_assignments(fs.read_required(rel), rel)
-        iface = values.get("DEVICE") or rel.rsplit("ifcfg-", 1)[1]
-        suffixed = sorted(v for v in values if v.startswith(_WICKED_VAR) and v != _WICKED_VAR and values[v].strip())
-        off = (netconfig.consumer_problem(fs, _WICKED_UNITS, rel.rsplit("/", 1)[1])
-               or netconfig._not_at_boot(_WICKED_VAR, values, iface)) if suffixed else None  # noqa: SLF001
-        for var in suffixed:
-            source, value = f"{rel}:{var}", values[var]
-            if ";" in value:
-                found.append(PersistedEthtool(source, {}, (iface,), (
-                    f"{var}={value.strip()!r}: wicked reads each ETHTOOL_OPTIONS variable as one ethtool command "
-                    f"and does not split it at ';' (put each command in its own ETHTOOL_OPTIONS_<suffix>)")))
-                continue
-            for cmd in parse_ethtool_options(value, iface, rel):
-                problem = off or cmd.problem
-                if not problem and cmd.interface not in (iface, None) and cmd.interface in names:
-                    problem = (f"names {cmd.interface}, but {var} of {rel.rsplit('/', 1)[1]} configures {iface} "
-                               f"(the interface word is a placeholder)")
-                found.append(PersistedEthtool(source, dict(cmd.settings), (iface,), problem))
-    return found
-
-
 def persisted_ethtool(fs: FS, scripts: list[BootScript]) -> list[PersistedEthtool]:
     interfaces = read_interfaces(fs)
-    return (netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces)
-            + _wicked_suffixed(fs, set(interfaces)))
+    return netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces)

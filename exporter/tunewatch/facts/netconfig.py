@@ -6,10 +6,16 @@ binds configuration to a device; an entry with a `problem` applies nothing and s
   enabled, RHEL ifcfg NetworkManager.service (ifcfg-rh plugin) or network.service, keyfiles
   and dispatcher scripts NetworkManager.service (systemd unit state, facts/services.py).
 - ifcfg (SUSE wicked `ETHTOOL_OPTIONS`, RHEL `ETHTOOL_OPTS` read by NetworkManager's
-  ifcfg-rh plugin): applies to the file's own interface (DEVICE=, else the name after
-  `ifcfg-`); the interface word in each command is a placeholder both consumers skip
-  (`iface`, `*`, `${DEVICE}`, the name itself). A command naming another interface still
-  configures the file's interface, never the one named.
+  ifcfg-rh plugin and initscripts): applies to the file's own interface (DEVICE=, else the
+  name after `ifcfg-`); the interface word in each command is a placeholder both consumers
+  skip (`iface`, `*`, `${DEVICE}`, the name itself). A command naming another interface
+  still configures the file's interface, never the one named. RHEL splits ETHTOOL_OPTS into
+  commands at `;`. wicked reads every variable whose name starts with ETHTOOL_OPTIONS (the
+  plain one and `ETHTOOL_OPTIONS_lro`...), each as ONE `-X <if> args` command split at
+  blanks only (compat-suse.c `ni_suse_ifcfg_get_ethtool()` -> `__process_indexed_variables(
+  ..., "ETHTOOL_OPTIONS", try_add_ethtool_vars)`, suffix "" for the plain one;
+  `try_add_ethtool_vars()`: `ni_string_split(&opts, var->value, " \t", 0)`): a `;` there
+  separates nothing, so such a variable is reported as applying nothing.
 - NetworkManager keyfiles (nm-settings-keyfile(5)): read only when owned by root with no
   group/other permission bits (NM: "File permissions (...) are insecure"); bound by
   `connection.interface-name`, `[ethernet] mac-address` (the permanent MAC), and the
@@ -83,14 +89,17 @@ def consumer_problem(fs: FS, units: tuple[str, ...], what: str) -> str | None:
     return f"{what} is read at boot only by {' or '.join(units)}, and {shown}"
 
 
-_IFCFG = (("etc/sysconfig/network", "ETHTOOL_OPTIONS", ("wicked.service",)),
+_WICKED_VAR = "ETHTOOL_OPTIONS"
+_IFCFG = (("etc/sysconfig/network", _WICKED_VAR, ("wicked.service",)),
           ("etc/sysconfig/network-scripts", "ETHTOOL_OPTS", ("NetworkManager.service", "network.service")))
 # ifcfg(5) (wicked): STARTMODE "manual*" is the default and is not set up at boot
+# ifcfg(5): files with these endings are ignored
+_IFCFG_IGNORED = ("~", ".old", ".bak", ".orig", ".rpmnew", ".rpmsave", ".rpmorig", ".scpmbackup")
 _BOOT_STARTMODES = {"auto", "onboot", "on", "boot", "hotplug", "nfsroot", "ifplugd"}
 
 
 def _not_at_boot(var: str, values: dict[str, str], iface: str) -> str | None:
-    if var == "ETHTOOL_OPTIONS":
+    if var == _WICKED_VAR:
         mode = values.get("STARTMODE", "").strip().lower()
         if mode not in _BOOT_STARTMODES:
             return f"STARTMODE={mode or 'manual (the default)'}: wicked does not set {iface} up at boot"
@@ -101,23 +110,41 @@ def _not_at_boot(var: str, values: dict[str, str], iface: str) -> str | None:
 
 # -- ifcfg ----------------------------------------------------------------------------
 
+def _ifcfg_variables(var: str, values: dict[str, str]) -> list[str]:
+    """The variables a consumer reads: wicked every non-empty ETHTOOL_OPTIONS<suffix>
+    (`__process_indexed_variables()`, the unsuffixed one being suffix ""), RHEL only ETHTOOL_OPTS."""
+    if var == _WICKED_VAR:
+        return sorted(v for v in values if v.startswith(var) and values[v].strip())
+    return [var] if values.get(var, "").strip() else []
+
+
+def _wicked_unsplit(var: str, value: str) -> str:
+    return (f"{var}={value.strip()!r}: wicked reads each ETHTOOL_OPTIONS variable as one ethtool command and does "
+            f"not split it at ';' (put each command in its own ETHTOOL_OPTIONS_<suffix>)")
+
+
 def _from_ifcfg(fs: FS, names: set[str]) -> list[PersistedEthtool]:
     found = []
-    for d, var, units in _IFCFG:
+    for d, consumer_var, units in _IFCFG:
         for rel in fs.glob(d, "ifcfg-*"):
-            if rel.endswith(("~", ".old", ".bak", ".orig", ".rpmnew", ".rpmsave", ".rpmorig", ".scpmbackup")):
-                continue  # ifcfg(5): files with these extensions are ignored
+            if rel.endswith(_IFCFG_IGNORED):
+                continue
             values = parse_shell_assignments(fs.read_required(rel), rel)
             iface = values.get("DEVICE") or rel.rsplit("ifcfg-", 1)[1]
-            commands = parse_ethtool_options(values.get(var, ""), iface, rel)
-            off = (consumer_problem(fs, units, rel.rsplit("/", 1)[1]) or _not_at_boot(var, values, iface)) \
-                if commands else None
-            for cmd in commands:
-                problem = off or cmd.problem
-                if not problem and cmd.interface not in (iface, None) and cmd.interface in names:
-                    problem = (f"names {cmd.interface}, but {var} of {rel.rsplit('/', 1)[1]} configures {iface} "
-                               f"(the interface word is a placeholder)")
-                found.append(PersistedEthtool(f"{rel}:{var}", dict(cmd.settings), (iface,), problem))
+            variables = _ifcfg_variables(consumer_var, values)
+            off = (consumer_problem(fs, units, rel.rsplit("/", 1)[1]) or _not_at_boot(consumer_var, values, iface)) \
+                if variables else None
+            for var in variables:
+                source, value = f"{rel}:{var}", values[var]
+                if consumer_var == _WICKED_VAR and ";" in value:
+                    found.append(PersistedEthtool(source, {}, (iface,), _wicked_unsplit(var, value)))
+                    continue
+                for cmd in parse_ethtool_options(value, iface, rel):
+                    problem = off or cmd.problem
+                    if not problem and cmd.interface not in (iface, None) and cmd.interface in names:
+                        problem = (f"names {cmd.interface}, but {var} of {rel.rsplit('/', 1)[1]} configures {iface} "
+                                   f"(the interface word is a placeholder)")
+                    found.append(PersistedEthtool(source, dict(cmd.settings), (iface,), problem))
     return found
 
 

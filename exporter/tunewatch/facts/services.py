@@ -10,7 +10,10 @@ hides the unit whatever `.wants` links remain, so masked beats enabled.
 /run/systemd/system) and `enable --runtime` (wants links in /run) last only until the next
 reboot (systemctl(1), `--runtime`). The state reported is the one the next boot gets:
 only /etc, /usr/local/lib, /usr/lib and /lib count; a mask that exists only in /run is
-reported as `runtime_mask` beside it.
+reported as `runtime_mask` beside it. A wants link in /etc adds a dependency on the unit of
+its name (systemd load-dropin.c `process_deps()`); the unit is enabled only when a unit
+file of that name loads at the next boot: a link into /run (or a dangling one) whose unit
+exists nowhere else starts nothing then.
 """
 
 from __future__ import annotations
@@ -48,6 +51,13 @@ def _first(fs: FS, unit: str, dirs: tuple[str, ...]) -> str | None:
     return next((f"{d}/{unit}" for d in dirs if fs.exists(f"{d}/{unit}")), None)
 
 
+def _gone_at_boot(fs: FS, rel: str) -> bool:
+    """`rel` dangles, or resolves into /run: a tmpfs that is empty when the next boot
+    loads units (file-hierarchy(7): "This directory is flushed on boot")."""
+    real = fs.path(rel)
+    return not os.path.exists(real) or real.startswith(fs.path("run").rstrip("/") + "/")
+
+
 def _is_mask(fs: FS, rel: str | None) -> bool:
     if rel is None:
         return False
@@ -59,22 +69,45 @@ def _is_mask(fs: FS, rel: str | None) -> bool:
         return False
 
 
+def _boot_unit_file(fs: FS, unit: str) -> str | None:
+    """The file the next boot loads for `unit` (a mask included): the first of
+    BOOT_UNIT_DIRS that has it, skipping a link that dangles then (into /run or nowhere)."""
+    for d in BOOT_UNIT_DIRS:
+        rel = f"{d}/{unit}"
+        if fs.exists(rel) and (_is_mask(fs, rel) or not _gone_at_boot(fs, rel)):
+            return rel
+    return None
+
+
 def _wants_dirs(fs: FS) -> list[str]:
     return [f"{d}/{name}" for d in BOOT_UNIT_DIRS for name in fs.listdir(d) if name.endswith((".wants", ".requires"))]
 
 
+def _wants_entry(fs: FS, rel: str) -> bool:
+    """systemd load-dropin.c `process_deps()`: a .wants/.requires entry adds a dependency on
+    the unit of the link's NAME (the target is read only to warn about a name mismatch); a
+    link to /dev/null is ignored, and so is an entry that is not a link (readlink fails)."""
+    target = fs.readlink(rel)
+    if target is None or target == "/dev/null":
+        return False
+    fs.path(rel)  # a link into a network mount: FactError (never followed there), not a verdict
+    return True
+
+
 def read_unit_state(fs: FS, unit: str) -> UnitState:
-    at_boot = _first(fs, unit, BOOT_UNIT_DIRS)
+    at_boot = _boot_unit_file(fs, unit)
     now = _first(fs, unit, UNIT_DIRS)
     masked = _is_mask(fs, at_boot)
     runtime_mask = now if now and now.startswith("run/") and _is_mask(fs, now) and not masked else None
-    # a wants link left behind by a removed package dangles: systemd ignores it
-    wanted_by = tuple(w.rsplit("/", 1)[1] for w in _wants_dirs(fs) if fs.resolves(f"{w}/{unit}"))
-    return UnitState(unit, at_boot is not None, bool(wanted_by) and not masked, masked, wanted_by,
+    # the dependency names the unit; the unit itself must be loadable at boot: a wants link
+    # left behind by a removed package, or one into /run (empty at boot), starts nothing
+    wanted_by = tuple(w.rsplit("/", 1)[1] for w in _wants_dirs(fs) if _wants_entry(fs, f"{w}/{unit}"))
+    installed = at_boot is not None
+    return UnitState(unit, installed, bool(wanted_by) and installed and not masked, masked, wanted_by,
                      at_boot if masked else None, runtime_mask)
 
 
 def enabled_units(fs: FS) -> set[str]:
-    """Every unit that starts at the next boot: wanted by a target and not masked (one pass)."""
-    wanted = {name for w in _wants_dirs(fs) for name in fs.listdir(w) if fs.resolves(f"{w}/{name}")}
-    return {u for u in wanted if not _is_mask(fs, _first(fs, u, BOOT_UNIT_DIRS))}
+    """Every unit that starts at the next boot: wanted by a target, loadable then and not masked (one pass)."""
+    wanted = {name for w in _wants_dirs(fs) for name in fs.listdir(w) if _wants_entry(fs, f"{w}/{name}")}
+    return {u for u in wanted if (f := _boot_unit_file(fs, u)) is not None and not _is_mask(fs, f)}

@@ -8,6 +8,11 @@ pinning is content: regular expressions such as `smp_affinity` or
 of an Azure VF has no MSI IRQs, so pinning "eth0" pins nothing. `resolving` (content)
 lists start-up programs that find the NICs themselves, such as seed 003's
 `set_best_affinity.ksh` for the Accelerated Networking VFs.
+
+Only code counts: shell comments (a word starting with `#` outside quotes, to the end of
+the line, bash(1) COMMENTS) and unit-file comment lines (`#` or `;`, systemd.syntax(7)) are
+dropped before looking for interface names and pinning writes, so `# eth1 is pinned
+elsewhere` names nothing.
 """
 
 import re
@@ -26,6 +31,32 @@ VARS_SCHEMA = {"type": "object", "required": ["patterns"], "additionalProperties
                                                  "drivers": {"type": "array", "items": {"type": "string"}}}}}}}
 
 
+def _without_comments(text: str) -> str:
+    """`text` with comment lines and trailing `#` comments outside quotes removed (per line:
+    a quote left open is not carried on, so an apostrophe in a unit's Description= cannot
+    hide the rest of the file)."""
+    out = []
+    for line in text.split("\n"):
+        if line.lstrip().startswith(";"):  # unit-file comment; never valid shell at the start
+            out.append("")
+            continue
+        quote, escaped, cut = None, False, len(line)
+        for i, ch in enumerate(line):
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote != "'":
+                escaped = True
+            elif quote:
+                quote = None if ch == quote else quote
+            elif ch in "'\"":
+                quote = ch
+            elif ch == "#" and (i == 0 or line[i - 1] in " \t;&|()"):
+                cut = i
+                break
+        out.append(line[:cut])
+    return "\n".join(out)
+
+
 def _names(name: str, text: str) -> bool:
     """`text` names the interface as a word (enP1s1 is not named by enP1s10)."""
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
@@ -35,26 +66,27 @@ def evaluate(t: Target) -> list[ObjectResult]:
     patterns = [re.compile(p) for p in t.vars["patterns"]]
     mechanisms = set(t.vars.get("mechanisms", _MECHANISMS))
     scripts = [s for s in t.facts.boot_scripts if s.mechanism in mechanisms and s.mechanism != "udev"]
-    pinning = [s for s in scripts if s.problem is None and any(p.search(s.text) for p in patterns)]
+    code = {s.source: _without_comments(s.text) for s in scripts}
+    pinning = [s for s in scripts if s.problem is None and any(p.search(code[s.source]) for p in patterns)]
     udev_runs = netconfig.udev_programs(t.facts.fs, t.facts.interfaces) if "udev" in mechanisms else {}
     results = []
     for iface in t.interfaces():
-        hits = [s.source for s in pinning if _names(iface.name, s.text)]
+        hits = [s.source for s in pinning if _names(iface.name, code[s.source])]
         hits += [f"{src}:{line}" for prog, src, line in udev_runs.get(iface.name, [])
                  if any(p.search(prog) for p in patterns) and _names(iface.name, prog)]
         for spec in t.vars.get("resolving", []):
             if iface.driver in spec["drivers"]:
                 hits += [f"{s.source} (runs {spec['pattern']})" for s in scripts
-                         if s.problem is None and re.search(spec["pattern"], s.text)]
+                         if s.problem is None and re.search(spec["pattern"], code[s.source])]
         if hits:
             results.append(ObjectResult(iface.name, PASS, "pinned at boot", ", ".join(hits),
                                         f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}"))
             continue
         names = [iface.name, *filter(None, [iface.master])]
-        notes = [s.problem for s in scripts if s.problem and any(_names(n, s.text) for n in names)]
+        notes = [s.problem for s in scripts if s.problem and any(_names(n, code[s.source]) for n in names)]
         if iface.master:
             notes += [f"{s.source} pins {iface.master}, whose hv_netvsc device has no IRQs of its own"
-                      for s in pinning if _names(iface.master, s.text)]
+                      for s in pinning if _names(iface.master, code[s.source])]
         hint = "; ".join(dict.fromkeys(notes))
         results.append(ObjectResult(iface.name, FAIL, "pinned at boot", "no boot mechanism",
                                     f"nothing pins {iface.name}'s IRQs at boot" + (f" ({hint})" if hint else "") +
