@@ -88,12 +88,21 @@ def break_keyfile(root: Path) -> None:
     keyfile.chmod(0o644)
 
 
+def break_wicked_ifcfg(root: Path) -> None:
+    """The SLES guest with its ETHTOOL_OPTIONS joined by ';', which wicked applies none of
+    (compat-suse.c try_add_ethtool_vars() splits a value at blanks only)."""
+    ifcfg = root / "etc/sysconfig/network/ifcfg-ens224"
+    kept = [line for line in ifcfg.read_text().splitlines() if not line.startswith("ETHTOOL_OPTIONS")]
+    ifcfg.write_text("\n".join(kept + ["ETHTOOL_OPTIONS='-C ens224 rx-usecs 25; -K ens224 lro off'"]) + "\n")
+
+
 CASES = {  # name -> (example, profile, breaker)
     "azure-m-rebooted": ("azure-m-rebooted", "azure-sap-hana", None),
     "vmware-vmxnet3-default": ("vmware-vmxnet3-default", "vmware-sap-hana", None),
     "sas-anf-broken": ("sas-anf", "azure-sas-grid-anf", break_sas_anf),
     "sas-anf-broken-auto": ("sas-anf", "auto", break_sas_anf),
     "vmware-vmxnet3-tuned-keyfile": ("vmware-vmxnet3-tuned", "vmware-sap-hana", break_keyfile),
+    "sles15-wicked-semicolons": ("sles15-vmware-ifcfg", "vmware-sap-hana", break_wicked_ifcfg),
 }
 
 

@@ -167,3 +167,11 @@ def test_bad_values_reject_the_command(value, problem):
 def test_hex_numbers_are_read_as_ethtool_reads_them():
     [cmd] = parse_ethtool_options("-G eth0 rx 0x200", "eth0", "f")
     assert dict(cmd.settings) == {"rings.rx": "512"}
+
+
+@pytest.mark.parametrize("word, number", [("096", "96"), ("010", "10"), ("0x10", "16"), ("0X1f", "31")])
+def test_numbers_read_as_ethtool_netlink_reads_them(word, number):
+    """netlink/parser.c parse_u32(): "0x" then hex, else base 10 (leading zeros allowed);
+    hypothesis found "096" raising ValueError when numbers were read like strtoul(..., 0)."""
+    [cmd] = parse_ethtool_options(f"-G eth0 rx {word}", "eth0", "f")
+    assert dict(cmd.settings) == {"rings.rx": number} and cmd.problem is None

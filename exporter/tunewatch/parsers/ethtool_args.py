@@ -49,7 +49,13 @@ PARAMS = {
     "channels": ("rx", "tx", "other", "combined"),
 }
 _OPTION_OF = {"coalesce": "-C", "rings": "-G", "channels": "-L", "features": "-K"}
-_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")  # get_uint_range(): strtoul(..., 0)
+# ethtool's netlink parser (netlink/parser.c parse_u32(), what ethtool >= 5.6 uses): "0x"
+# then hex digits, else decimal digits, leading zeros allowed ("010" is ten, "096" ninety-six)
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
+
+
+def _parse_u32(text: str) -> int:
+    return int(text[2:], 16) if text[:2] in ("0x", "0X") else int(text, 10)
 _VALUE = re.compile(r"[0-9]+|on|off")
 # ifcfg placeholders for "this interface": RHEL's ${DEVICE}, SUSE's literal `iface`
 _PLACEHOLDER = re.compile(r"\$\{?\w+\}?|iface|IFACE|<iface>")
@@ -86,8 +92,8 @@ def _value(section: str, key: str, value: str) -> tuple[str | None, str | None]:
         if value in ("on", "off"):
             return value, None
         return None, f"ethtool ({_OPTION_OF[section]}) rejects '{key} {value}': on or off expected"
-    if _NUMBER.fullmatch(value) and int(value, 0) <= 0xFFFFFFFF:
-        return str(int(value, 0)), None
+    if _NUMBER.fullmatch(value) and _parse_u32(value) <= 0xFFFFFFFF:
+        return str(_parse_u32(value)), None
     return None, f"ethtool ({_OPTION_OF[section]}) rejects '{key} {value}': a number expected"
 
 
@@ -137,7 +143,7 @@ def _command(words: list[str], line: int, default_iface: str | None) -> EthtoolC
 
 
 def parse_ethtool_options(value: str, default_iface: str, source: str) -> list[EthtoolCommand]:
-    """ifcfg ETHTOOL_OPTIONS (SUSE) / ETHTOOL_OPTS (RHEL): `;`-separated `-X [iface] args`.
+    """RHEL ETHTOOL_OPTS: `;`-separated `-X [iface] args`; SUSE callers pass one wicked variable, which is one command.
 
     A value not starting with an option is the legacy `-s` form (`autoneg off speed 1000`).
     """

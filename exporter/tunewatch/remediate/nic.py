@@ -119,6 +119,28 @@ def _merged_ethtool_value(existing: str, iface: str, settings: dict[str, str], s
     return "; ".join(kept + _commands(iface, merged))
 
 
+def _wicked_assignments(existing: str, iface: str, settings: dict[str, str], source: str) -> list[tuple[str, str]]:
+    """SUSE ifcfg for wicked: one ethtool command per variable (compat-suse.c
+    try_add_ethtool_vars() splits each ETHTOOL_OPTIONS<suffix> value at blanks only, so a
+    `;` joins nothing). The plain variable keeps an existing command of another section; a
+    command of one of our sections is replaced, merged with ours."""
+    ours = {k.split(".")[0] for k in settings}
+    merged = dict(settings)
+    keep_plain = False
+    if existing.strip():
+        cmds = parse_ethtool_options(existing, iface, source)
+        sections = {k.split(".")[0] for c in cmds for k, _v in c.settings}
+        if sections & ours and ";" not in existing:
+            merged = {**dict(p for c in cmds for p in c.settings), **merged}
+        else:
+            keep_plain = ";" not in existing
+    commands = _commands(iface, merged)
+    if keep_plain:
+        return [(f"ETHTOOL_OPTIONS_tunewatch{n}", c) for n, c in enumerate(commands, 1)]
+    return [("ETHTOOL_OPTIONS", commands[0])] + [(f"ETHTOOL_OPTIONS_tunewatch{n}", c)
+                                                  for n, c in enumerate(commands[1:], 1)]
+
+
 def nic_settings_persistent(ctx: Context, sel, result):
     for obj in _failed(result):
         iface = ctx.interface(obj.object)
@@ -149,9 +171,13 @@ def nic_settings_persistent(ctx: Context, sel, result):
             in_ifcfg = {k: v for k, v in settings.items() if var == "ETHTOOL_OPTIONS" or not k.startswith("channels.")}
             dispatched = {k: v for k, v in settings.items() if k not in in_ifcfg}
             existing = parse_shell_assignments(ctx.facts.fs.read_required(rel), rel).get(var, "")
-            value = _merged_ethtool_value(existing, iface.name, in_ifcfg, rel)
-            yield Step(sel.check.id, iface.name, PERSISTENT, f"{var}='{value}' in /{rel}",
-                       EnsureLine(rel, rf"^[[:space:]]*{var}=", f"{var}='{value}'", mode="0644"))
+            if var == "ETHTOOL_OPTIONS":
+                assignments = _wicked_assignments(existing, iface.name, in_ifcfg, rel)
+            else:
+                assignments = [(var, _merged_ethtool_value(existing, iface.name, in_ifcfg, rel))]
+            for name, value in assignments:
+                yield Step(sel.check.id, iface.name, PERSISTENT, f"{name}='{value}' in /{rel}",
+                           EnsureLine(rel, rf"^[[:space:]]*{name}=", f"{name}='{value}'", mode="0644"))
         if dispatched:
             rel = f"etc/NetworkManager/dispatcher.d/90-tunewatch-ethtool-{iface.name}"
             body = "\n".join(f"{ETHTOOL} {c}" for c in _commands(iface.name, dispatched))
