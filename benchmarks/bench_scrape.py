@@ -21,7 +21,6 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,18 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 P99_TARGET_MS = 20.0
 RSS_TARGET_MB = 100.0
+
+
+def _sibling(name: str):
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+# one HTTP/process toolkit for the benchmarks: bench_load's
+_load = _sibling("bench_load")
+free_port, get, percentile, stop_child = _load.free_port, _load.get, _load.percentile, _load.stop
 
 
 # --- children ----------------------------------------------------------------------------
@@ -83,20 +94,8 @@ def child_baseline(args: argparse.Namespace) -> int:
 # --- driver ------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def get(port: int, path: str, timeout: float = 10.0) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
 
 
 def gzip_size(port: int, path: str) -> int:
@@ -111,18 +110,6 @@ def gzip_size(port: int, path: str) -> int:
         conn.close()
 
 
-def wait_ready(proc: subprocess.Popen, port: int, path: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"child exited with {proc.returncode} before it was ready")
-        try:
-            if get(port, path, 2.0)[0] == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise SystemExit(f"child not ready on :{port}{path} within {timeout:g}s")
 
 
 def load(port: int, path: str, threads: int, requests: int) -> list[float]:
@@ -161,9 +148,6 @@ def load(port: int, path: str, threads: int, requests: int) -> list[float]:
     return latencies
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
 def proc_status(pid: int) -> dict[str, float]:
@@ -188,24 +172,10 @@ def start_child(mode: str, extra: list[str], log_dir: Path) -> tuple[subprocess.
     return proc, port
 
 
-def stop_child(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(10)
 
 
 def load_generator():
-    path = HERE / "gen_big_host.py"
-    if not path.exists():
-        return None
-    spec = importlib.util.spec_from_file_location("gen_big_host", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    return _sibling("gen_big_host") if (HERE / "gen_big_host.py").exists() else None
 
 
 def main() -> int:
@@ -245,7 +215,7 @@ def main() -> int:
         exporter, port = start_child("exporter", extra, work)
         baseline = None
         try:
-            wait_ready(exporter, port, "/-/ready", 300)
+            _load.wait_http(exporter, port, "/-/ready", 300, work / "exporter.log")
             status, body = get(port, "/metrics")  # first scrape renders the per-scan part once
             assert status == 200, status
             t0 = time.perf_counter()
@@ -264,7 +234,7 @@ def main() -> int:
             static_dir.mkdir()
             (static_dir / "metrics").write_bytes(body)
             baseline, base_port = start_child("baseline", [f"--root={static_dir}"], work)
-            wait_ready(baseline, base_port, "/metrics", 30)
+            _load.wait_http(baseline, base_port, "/metrics", 30, work / "baseline.log")
             base_latencies = load(base_port, "/metrics", args.threads, args.requests)
         finally:
             stop_child(exporter)

@@ -29,16 +29,12 @@ def _detail_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _seconds(text: str) -> float:
-    """`60`, `60s`, `1.5m`: a positive duration in seconds (argparse type)."""
-    scale = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
-    unit = next((u for u in ("ms", "s", "m", "h") if text.endswith(u)), "")
+    """argparse type for durations: the same Prometheus-style syntax as the serve flags."""
+    from .serveopts import parse_duration  # light: argparse and re only
     try:
-        value = float(text[:len(text) - len(unit)]) * scale.get(unit, 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 60s, 2m)") from None
-    if not 0 < value < 86400 * 365:
-        raise argparse.ArgumentTypeError(f"not a positive duration: {text!r}")
-    return value
+        return parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _content_args(p: argparse.ArgumentParser) -> None:

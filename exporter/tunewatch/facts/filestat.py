@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import weakref
 from dataclasses import dataclass
 
 from ..errors import FactError
@@ -28,10 +29,21 @@ class FileStat:
     regular: bool
 
 
+_SIDECARS: "weakref.WeakKeyDictionary[FS, dict]" = weakref.WeakKeyDictionary()
+
+
 def _sidecar(fs: FS) -> dict:
+    """The snapshot's filestat.json, read once per FS (one FS per scan or collect, so a
+    re-scan still sees an edited snapshot)."""
     if fs.live:
         return {}
-    text = fs.read_text(SIDECAR)  # small, read per call: a re-scan sees an edited snapshot
+    if fs not in _SIDECARS:
+        _SIDECARS[fs] = _read_sidecar(fs)
+    return _SIDECARS[fs]
+
+
+def _read_sidecar(fs: FS) -> dict:
+    text = fs.read_text(SIDECAR)
     try:
         data = json.loads(text) if text else {}
     except ValueError as e:
