@@ -7,6 +7,8 @@ editable install and a source checkout read the checkout's directories directly,
 copy is skipped there. Everything else is in pyproject.toml.
 """
 
+from __future__ import annotations
+
 import os
 import shutil
 

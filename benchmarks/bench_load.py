@@ -25,6 +25,8 @@ load driver `scrape_load()` is what tests/exporter/test_serve_load.py runs at a 
 size. Every child is stopped by pid before exit.
 """
 
+from __future__ import annotations
+
 import argparse
 import http.client
 import importlib.util

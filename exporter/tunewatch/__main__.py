@@ -1,5 +1,7 @@
 """`python -m tunewatch ...` runs the same command line as the `tunewatch` script."""
 
+from __future__ import annotations
+
 import sys
 
 from .cli import main

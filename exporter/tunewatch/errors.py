@@ -5,6 +5,8 @@ garbage file into an `error` result for the objects that depend on it while the 
 the scan goes on.
 """
 
+from __future__ import annotations
+
 
 class TunewatchError(Exception):
     """Base of every error tunewatch raises on purpose."""

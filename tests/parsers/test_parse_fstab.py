@@ -1,3 +1,4 @@
+from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 

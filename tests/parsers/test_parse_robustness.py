@@ -4,6 +4,8 @@ Inputs are arbitrary text and near-valid text: lines of a real-looking sample, c
 truncated, spliced with noise characters, joined with LF or CRLF.
 """
 
+from __future__ import annotations
+
 import pytest
 from hypothesis import given, settings, strategies as st
 

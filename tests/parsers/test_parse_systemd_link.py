@@ -1,3 +1,4 @@
+from __future__ import annotations
 import pytest
 
 from tunewatch.parsers.systemd_link import MatchKey, parse_link_file

@@ -13,3 +13,5 @@ prom.py    start_prometheus(workdir, scrape_configs, rule_files=..., alertmanage
 scanresults.py  synthetic ScanResults built from the engine's dataclasses: result(),
            check(), obj(), irq_obj(), big_host() (416 CPUs, 8 nodes, 4x64 data IRQs, 50 NFS).
 """
+
+from __future__ import annotations

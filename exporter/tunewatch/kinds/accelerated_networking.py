@@ -1,5 +1,7 @@
 """Every up synthetic Azure NIC (hv_netvsc) has an Accelerated Networking VF under it."""
 
+from __future__ import annotations
+
 from .base import FAIL, PASS, ObjectResult, Target
 
 VARS_SCHEMA = {"type": "object", "additionalProperties": False,

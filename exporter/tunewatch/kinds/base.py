@@ -32,8 +32,32 @@ class Setting:
     expected: float | None
 
 
+UNKNOWN = "unknown"  # `predicted` when no consumer sets the value and content knows no default
+
+
+@dataclass
+class Fix:
+    """How to fix one failing object, as data (outputs never parse message text).
+
+    `command`: a shell command that fixes it now (runtime form); `file` + `change`: the
+    file to create or edit and the line(s) it must hold (persistent form); `note`: what to
+    do where neither is mechanical. Any combination may be set; at least one is."""
+    command: str | None = None
+    file: str | None = None
+    change: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in (("command", self.command), ("file", self.file), ("change", self.change),
+                                  ("note", self.note)) if v}
+
+
 @dataclass
 class ObjectResult:
+    """One object's verdict. `predicted`/`source` are set by every `-persistent` check:
+    the value after the next boot (or UNKNOWN) and where it comes from (`configured by
+    FILE`, `driver default (hv_netvsc, Linux 5.14: 8)`, `module default`, `never applied:
+    WHY`). `fix` is set on every failing object."""
     object: str
     status: str
     expected: str
@@ -41,6 +65,9 @@ class ObjectResult:
     message: str
     settings: list[Setting] = field(default_factory=list)
     waiver: str | None = None
+    predicted: str | None = None
+    source: str | None = None
+    fix: Fix | None = None
 
 
 def error_result(obj: str, exc: Exception, expected: str = "") -> ObjectResult:

@@ -1,5 +1,7 @@
 """read_ahead_kb of each mount's backing device info (sys/class/bdi/<maj>:<min>)."""
 
+from __future__ import annotations
+
 from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, per_object
 
 VARS_SCHEMA = {"type": "object", "required": ["read_ahead_kb"], "additionalProperties": False,

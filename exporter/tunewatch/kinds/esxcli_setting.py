@@ -6,6 +6,8 @@ case-insensitively (`High Performance`, `false`, `0`). A setting missing from th
 output is `notapplicable` (the snapshot did not collect it), not an error.
 """
 
+from __future__ import annotations
+
 from .base import FAIL, NOTAPPLICABLE, PASS, ObjectResult, Setting, Target, as_number
 
 VARS_SCHEMA = {"type": "object", "required": ["settings"], "additionalProperties": False,

@@ -1,5 +1,7 @@
 """Every data IRQ of a NIC is pinned within the allowed CPUs of a NUMA node."""
 
+from __future__ import annotations
+
 from ..parsers.cpulist import format_cpulist
 from .base import FAIL, NOTAPPLICABLE, PASS, ObjectResult, Setting, Target, per_object
 from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs

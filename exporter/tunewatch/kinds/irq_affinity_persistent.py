@@ -15,6 +15,8 @@ dropped before looking for interface names and pinning writes, so `# eth1 is pin
 elsewhere` names nothing.
 """
 
+from __future__ import annotations
+
 import re
 
 from ..facts import netconfig

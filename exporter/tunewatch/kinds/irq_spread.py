@@ -4,6 +4,8 @@ No CPU may hold more than ceil(data IRQs / allowed CPUs) of one NIC's IRQs: dist
 while there are enough. Two NICs may share CPUs.
 """
 
+from __future__ import annotations
+
 import math
 from collections import Counter
 
@@ -39,7 +41,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             if len(cpus) != 1:
                 results.append(ObjectResult(obj, FAIL, want, shown,
                                             f"{iface.name} IRQ {irq} may run on {len(cpus)} CPUs ({shown}); pin it to one"))
-            elif load[cpu := next(iter(cpus))] > per_cpu_limit:
+            elif load[(cpu := next(iter(cpus)))] > per_cpu_limit:
                 results.append(ObjectResult(obj, FAIL, want, f"{shown} (shared by {load[cpu]} IRQs)",
                                             f"CPU {cpu} holds {load[cpu]} IRQs of {iface.name}; at most "
                                             f"{per_cpu_limit} with {len(allowed)} allowed CPUs"))

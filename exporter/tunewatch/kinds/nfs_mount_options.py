@@ -6,6 +6,8 @@ and default tables in the check's content before comparing. Values are compared 
 `rsize=1048576` in fstab is not `rsize=65536`.
 """
 
+from __future__ import annotations
+
 from ..facts.mounts import fstab_entry
 from .base import FAIL, PASS, ObjectResult, Target, per_object
 

@@ -6,6 +6,8 @@ An unknown kernel version decides nothing: `error`, not notapplicable. In fstab,
 mount's own line must carry `nconnect=N` or the next mount at boot opens one connection.
 """
 
+from __future__ import annotations
+
 import re
 
 from ..facts.mounts import fstab_entry

@@ -1,5 +1,7 @@
 """NIC queue (channel) count within min(max_queues, CPUs of the NIC's NUMA node)."""
 
+from __future__ import annotations
+
 from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, per_object
 
 VARS_SCHEMA = {"type": "object", "required": ["max_queues"], "additionalProperties": False,

@@ -1,5 +1,7 @@
 """NIC driver settings from one ethtool section: rings, coalesce or features."""
 
+from __future__ import annotations
+
 from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, as_number, per_object
 
 VARS_SCHEMA = {"type": "object", "required": ["section", "expected"], "additionalProperties": False,

@@ -12,6 +12,8 @@ as seed 003's `set_best_affinity.ksh`, which finds the Accelerated Networking in
 sets its queue count to the logical CPUs of its NUMA node (`node_cpus`).
 """
 
+from __future__ import annotations
+
 import re
 
 from .base import FAIL, PASS, ObjectResult, Target, as_number, per_object

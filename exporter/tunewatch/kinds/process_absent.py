@@ -1,5 +1,7 @@
 """No process with a given command name runs (proc/<pid>/comm)."""
 
+from __future__ import annotations
+
 from .base import FAIL, PASS, ObjectResult, Target
 
 VARS_SCHEMA = {"type": "object", "required": ["process"], "additionalProperties": False,

@@ -4,6 +4,8 @@ Judged on the unit tree the next boot reads (facts/services.py): a mask only in
 /run/systemd/system is gone after a reboot and does not count.
 """
 
+from __future__ import annotations
+
 from .base import FAIL, PASS, ObjectResult, Target
 
 VARS_SCHEMA = {"type": "object", "required": ["unit"], "additionalProperties": False,

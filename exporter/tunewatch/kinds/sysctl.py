@@ -5,6 +5,8 @@ and tuned with its `sysctl --system` re-apply): it passes only when each of them
 the wanted value, and names each one's value and source when they differ.
 """
 
+from __future__ import annotations
+
 from ..errors import FactError
 from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, as_number
 

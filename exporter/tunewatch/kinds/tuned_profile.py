@@ -1,6 +1,8 @@
 """The active tuned profile is the wanted one, or a custom profile that includes it, and
 tuned.service starts at boot to apply it (etc/tuned/active_profile alone applies nothing)."""
 
+from __future__ import annotations
+
 from .base import FAIL, PASS, ObjectResult, Target
 
 VARS_SCHEMA = {"type": "object", "required": ["profile"], "additionalProperties": False,

@@ -7,6 +7,8 @@ the last matching `ATTR{x}=` wins. Keys about a particular device (KERNEL, ATTR{
 and PROGRAM/RESULT cannot be told without the device and are taken to match.
 """
 
+from __future__ import annotations
+
 from ..facts import udev
 from .base import FAIL, PASS, ObjectResult, Target
 

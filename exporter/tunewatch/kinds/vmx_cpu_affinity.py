@@ -3,6 +3,8 @@
 The value is `all` (no affinity) or a list such as `2-31` / `2,3,4`; unset passes.
 """
 
+from __future__ import annotations
+
 from ..errors import ParseError
 from ..parsers.cpulist import format_cpulist, parse_cpulist
 from .base import ERROR, FAIL, PASS, ObjectResult, Target

@@ -5,6 +5,8 @@ The NICs judged are the present `ethernetN` devices of each .vmx under vmware/, 
 VMware reads keys case-insensitively, so comparison does too; values compare as text.
 """
 
+from __future__ import annotations
+
 import re
 
 from .base import FAIL, PASS, ObjectResult, Target

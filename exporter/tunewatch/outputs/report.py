@@ -22,11 +22,20 @@ def to_dict(result: ScanResult) -> dict:
         "scan": {"started_at": result.started_at, "duration_seconds": round(result.duration_seconds, 6)},
         "results": [{
             "check": r.check, "title": r.title, "severity": r.severity, "kind": r.kind, "status": r.status,
-            "objects": [{"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual,
-                         "message": o.message, **({"waiver": o.waiver} if o.waiver else {})}
-                        for o in r.objects]}
+            "objects": [_object_dict(o) for o in r.objects]}
             for r in result.results],
     }
+
+
+def _object_dict(o) -> dict:
+    d = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual, "message": o.message}
+    if o.predicted is not None:
+        d["predicted"], d["source"] = o.predicted, o.source
+    if o.fix is not None:
+        d["fix"] = o.fix.to_dict()
+    if o.waiver:
+        d["waiver"] = o.waiver
+    return d
 
 
 def render_json(result: ScanResult) -> str:

@@ -9,13 +9,15 @@ source, so every field is free of blanks and a line splits on spaces unambiguous
 
 from __future__ import annotations
 
+from typing import Optional, Tuple
+
 import re
 from dataclasses import dataclass
 
 from ..errors import ParseError
 from ._text import lines, split_options, uint, unescape_octal
 
-Options = tuple[tuple[str, str | None], ...]
+Options = Tuple[Tuple[str, Optional[str]], ...]  # a runtime alias: typing's forms for Python 3.9
 
 
 @dataclass(frozen=True)

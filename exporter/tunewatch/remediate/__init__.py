@@ -4,3 +4,5 @@
 check kind live in `templates.py` (like ComplianceAsCode's per-template remediations),
 renderers for each output format in `bash.py` and `ansible.py`.
 """
+
+from __future__ import annotations

@@ -9,6 +9,8 @@ probe of the current value, file actions compare before they write.
 
 from __future__ import annotations
 
+from typing import Union
+
 from dataclasses import dataclass, field
 
 RUNTIME, PERSISTENT, MANUAL = "runtime", "persistent", "manual"
@@ -77,7 +79,7 @@ class Note:
     text: str
 
 
-Action = Command | WriteFile | EnsureLine | CommentOut | IniSet | MaskUnit | EnableUnit | Note
+Action = Union[Command, WriteFile, EnsureLine, CommentOut, IniSet, MaskUnit, EnableUnit, Note]
 
 
 @dataclass(frozen=True)

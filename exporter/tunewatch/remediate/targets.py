@@ -6,6 +6,8 @@ systemd-sysctl and `sysctl --system` apply sysctl.d files in lexical order of fi
 (sysctl.d(5)), udev reads rules in lexical order and a later assignment wins (udev(7)).
 """
 
+from __future__ import annotations
+
 SYSCTL_DROPIN = "etc/sysctl.d/99-tunewatch.conf"
 
 
