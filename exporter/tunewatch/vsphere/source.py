@@ -49,14 +49,22 @@ def uuid_forms(text: str) -> set[str]:
     return {u, f"{swap(a)}-{swap(b)}-{swap(c)}{rest}"}
 
 
-def vm_files(session: Session, vm: VmFacts) -> Files:
+def vm_files(session: Session, vm: VmFacts, hosts: dict | None = None) -> Files:
     """The VM's .vmx and its host's esxcli files; a host that cannot be read gives
-    Unreadable esxcli files (the VMX checks still run)."""
+    Unreadable esxcli files (the VMX checks still run). `hosts` caches hosts by reference."""
     host: HostFacts | None = None
     files: Files = {}
+    hosts = {} if hosts is None else hosts
     if vm.host_ref is not None:
         try:
-            host = session.read_host(vm.host_ref)
+            if vm.host_ref not in hosts:
+                try:
+                    hosts[vm.host_ref] = session.read_host(vm.host_ref)
+                except FactError as e:
+                    hosts[vm.host_ref] = e
+            if isinstance(hosts[vm.host_ref], FactError):
+                raise hosts[vm.host_ref]
+            host = hosts[vm.host_ref]
         except FactError as e:
             files = {"vmware/esxcli/advanced.txt": Unreadable(str(e)),
                      "vmware/esxcli/cpu-global.txt": Unreadable(str(e))}
