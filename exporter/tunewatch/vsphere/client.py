@@ -26,8 +26,11 @@ from .config import VsphereConfig
 T = TypeVar("T")
 # Host advanced options read from the OptionManager (SPEC §3 esxi-* checks).
 HOST_OPTIONS = ("Net.NetNetqRxQueueFeatPairEnable",)
-# VirtualEthernetCard device keys are 4000 + the VMX `ethernetN` index (the numbering ESXi
-# gives NICs; govc names them ethernet-N the same way).
+# The VMX `ethernetN` index of a virtual NIC: its unit number on the PCI controller minus 7
+# (govmomi object/virtual_device_list.go, VirtualDeviceList.Name(): "ethernet-%d" of
+# UnitNumber-7; units 36-45 are SR-IOV NICs, named apart). Without a unit number, ESXi's
+# device key 4000 + N; failing both, the position among the NICs.
+ETHERNET_FIRST_UNIT, SRIOV_UNITS = 7, range(36, 46)
 ETHERNET_KEY_BASE = 4000
 
 
@@ -187,7 +190,7 @@ class Session:
             nics = []
             for dev in p.get("config.hardware.device") or []:
                 if isinstance(dev, vim.vm.device.VirtualEthernetCard):
-                    nics.append((_ethernet_index(dev.key, len(nics)), _virtual_dev(dev)))
+                    nics.append((_ethernet_index(dev.unitNumber, dev.key, len(nics)), _virtual_dev(dev)))
             return VmFacts(p.get("name", ""), (p.get("config.uuid") or "").lower(), extra, cpus,
                            tuple(sorted(nics)), p.get("runtime.host"))
         return self.call(read, " (read VM)")
@@ -214,7 +217,9 @@ class Session:
         return self.call(read, " (read ESXi host)")
 
 
-def _ethernet_index(key: int, position: int) -> int:
+def _ethernet_index(unit: int | None, key: int, position: int) -> int:
+    if unit is not None and unit >= ETHERNET_FIRST_UNIT and unit not in SRIOV_UNITS:
+        return unit - ETHERNET_FIRST_UNIT
     if ETHERNET_KEY_BASE <= key < ETHERNET_KEY_BASE + 1000:
         return key - ETHERNET_KEY_BASE
     return position  # a key outside the usual range: the order of the device list
