@@ -203,7 +203,7 @@ class Session:
                                                      "configManager.advancedOption"], [ref])
             options: dict[str, str] = {}
             manager = p.get("configManager.advancedOption")
-            for key in HOST_OPTIONS:
+            for key in HOST_OPTIONS if manager is not None else ():  # none: nothing collected
                 try:
                     for opt in manager.QueryView(key):
                         options[opt.key] = str(opt.value)
