@@ -7,11 +7,13 @@ VM and its ESXi host (each host once) and runs the profile's VMX/ESXi checks on 
 same kinds, on the same .vmx/esxcli text a snapshot would hold (render.py). A VM or host
 that cannot be read gives `error` results for its checks; the other VMs are judged.
 
-Series budget (docs/vsphere.md): per VM, `tunewatch_check_status` carries only the
-current status of each check (value 1; the recording rules and alerts sum or match
-status="fail"/"error", which a state set with its zero members removed answers the same),
-`tunewatch_check_objects` only non-zero fail/error counts, plus `tunewatch_host_compliant`
-and `tunewatch_host_info`: 2 x checks + 2 at most, 10 for bigip-ve-esxi. A VM never
+Series budget (docs/vsphere.md): per VM, `tunewatch_check_status` carries the current
+status of each check (value 1) and, when that is not pass, status="pass" with value 0 (the
+recording rules and alerts sum or match status="fail"/"error"/"pass|waived", which this
+state set without its other zero members answers the same, compliance ratios of 0
+included), `tunewatch_check_objects` only non-zero fail/error counts, plus
+`tunewatch_host_compliant` and `tunewatch_host_info`: 3 x checks + 2 at most, 14 for
+bigip-ve-esxi. A VM never
 exports more than SERIES_BUDGET (20) series: past that, object counts are dropped first
 and `tunewatch_vsphere_series_dropped` counts what was left out. Every VM series has
 `instance` and `vm` set to the VM name (scrape with `honor_labels: true`).
@@ -110,8 +112,10 @@ def _vm_series(name: str, result) -> list[tuple[str, dict[str, str], float, int]
     base = {"instance": name, "vm": name}
     out = []
     for check in result.results:
-        out.append(("tunewatch_check_status", {**base, "check": check.check, "check_severity": check.severity,
-                                               "profile": result.profile, "status": check.status}, 1.0, 2))
+        labels = {**base, "check": check.check, "check_severity": check.severity, "profile": result.profile}
+        if check.status not in ("pass", "notapplicable"):  # pass=0 keeps the compliance ratios at 0, not absent
+            out.append(("tunewatch_check_status", {**labels, "status": "pass"}, 0.0, 2))
+        out.append(("tunewatch_check_status", {**labels, "status": check.status}, 1.0, 2))
         for status in ("fail", "error"):
             n = sum(1 for o in check.objects if o.status == status)
             if n:
@@ -124,8 +128,8 @@ def _vm_series(name: str, result) -> list[tuple[str, dict[str, str], float, int]
 
 
 HELP = {
-    "tunewatch_check_status": "Current status of each selected check (value 1; central mode exports only "
-                              "the current member of the state set).",
+    "tunewatch_check_status": "Current status of each selected check (value 1; central mode exports the "
+                              "current member of the state set, and pass=0 when that is not pass).",
     "tunewatch_check_objects": "Number of the check's objects in status fail or error (non-zero only).",
     "tunewatch_host_compliant": "1 when no selected check fails or errors, else 0.",
     "tunewatch_host_info": "Host identity; in central mode the host is the VM.",
