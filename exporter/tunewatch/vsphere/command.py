@@ -73,7 +73,7 @@ def scan_setup(args, profile):
     if cfg is None:
         yield args.root, profile
         return
-    if args.vsphere_vm:
+    if getattr(args, "vsphere_vm", None):
         from .central import StaticSource, hypervisor_only
         from .source import identity_files
         name, files = fetch_named(cfg, args.vsphere_vm)
