@@ -81,7 +81,8 @@ def load_config(path: str, env: dict[str, str] | None = None) -> VsphereConfig:
         port = -1
     if url.scheme != "https" or not url.hostname or port < 1 or url.path.rstrip("/") != "/sdk" \
             or url.username or url.query:
-        raise doc.error(f"url: expected https://HOST[:PORT]/sdk without credentials, got {data['url']!r}", "/url")
+        shown = "a URL with credentials" if "@" in url.netloc else repr(data["url"])  # never echo a password
+        raise doc.error(f"url: expected https://HOST[:PORT]/sdk without credentials, got {shown}", "/url")
     username = data.get("username") or env.get(ENV_USER)
     if not username:
         raise doc.error(f"username is required (or the environment variable {ENV_USER})")
