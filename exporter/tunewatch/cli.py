@@ -268,10 +268,10 @@ def cmd_collect(args) -> int:
     from .collect import collect
     content = Content(args.content)
     from .vsphere.command import collect_files
-    vsphere = collect_files(args, args.root)  # --vsphere.config: vmware/ from vSphere
+    vsphere, complete = collect_files(args, args.root)  # --vsphere.config: vmware/ from vSphere
     written = collect(args.root, args.directory, content, vsphere)
-    if vsphere is not None and not vsphere:
-        print(f"wrote {written} files to {args.directory} without the vSphere facts", file=sys.stderr)
+    if not complete:
+        print(f"wrote {written} files to {args.directory} without (some of) the vSphere facts", file=sys.stderr)
         return 1
     print(f"wrote {written} files to {args.directory}; scan it with: tunewatch scan --root {args.directory}")
     return 0

@@ -105,3 +105,16 @@ def test_credentials_from_the_environment_never_in_output(fleet, tmp_path):
                      env={"TUNEWATCH_VSPHERE_USERNAME": "tunewatch", "TUNEWATCH_VSPHERE_PASSWORD": "wrong-pw-xyz"})
     assert "login refused" in done.stdout
     assert "wrong-pw-xyz" not in done.stdout + done.stderr
+
+
+def test_collect_with_vcenter_down_writes_the_rest_and_exits_1(fleet, tmp_path):
+    root = tmp_path / "guest"
+    (root / "proc/sys/kernel").mkdir(parents=True)
+    (root / "proc/sys/kernel/hostname").write_text("guest\n")
+    snap = tmp_path / "snap"
+    done = tunewatch("collect", "--root", root, "--vsphere.config", _with_url(fleet, tmp_path, free_port()), snap)
+    assert done.returncode == 1
+    assert "vSphere facts not written: vSphere https://127.0.0.1:" in done.stderr
+    assert "connection refused" in done.stderr
+    assert (snap / "proc/sys/kernel/hostname").read_text() == "guest\n"
+    assert not (snap / "vmware").exists()

@@ -108,15 +108,15 @@ def serve_setup(args, content, profile, waivers, scan: Callable[[], Any]):
     return scan, None
 
 
-def collect_files(args, root: str) -> dict | None:
-    """The vmware/ files for `collect --vsphere.config` (None without it)."""
+def collect_files(args, root: str) -> tuple[dict | None, bool]:
+    """(the vmware/ files for `collect --vsphere.config` or None without it, all of them read)."""
     cfg = _config(args)
     if cfg is None:
-        return None
+        return None, True
     from ..fs import FS
     from .source import Unreadable, VsphereSource
     files = VsphereSource(cfg).overlay(FS(root)).files
     bad = sorted({v.message for v in files.values() if isinstance(v, Unreadable)})
     for message in bad:
         print(f"tunewatch collect: vSphere facts not written: {message}", file=sys.stderr)
-    return {rel: text for rel, text in files.items() if isinstance(text, str)}
+    return {rel: text for rel, text in files.items() if isinstance(text, str)}, not bad
