@@ -3,7 +3,8 @@
 fleet (first vcsim, real OptionManagers):
   hana-tuned    on DC0_H0     2 vmxnet3 NICs, seed 001 VMX options; host NetNetqRxQueueFeatPairEnable 0
   hana-default  on DC0_C0_H0  2 vmxnet3 NICs, nothing set;           host NetNetqRxQueueFeatPairEnable 1
-  bigip-ve      on DC0_C0_H1  ethernet0..3, seed 002 options on ethernet1..3, affinity 1-7
+  bigip-ve      on DC0_C0_H1  ethernet0..3, seed 002 options on ethernet1..3, affinity 1-7,
+                              in folder /DC0/vm/appliances
   bigip-default on DC0_C0_H2  ethernet0..3, nothing set, affinity 0-7
 hosts (clone of fleet, hyperthreading and power policy edited):
   DC0_H0 HT active, configured on, static; DC0_C0_H0 HT active, configured OFF (pending
@@ -32,6 +33,8 @@ def fleet(tmp_path_factory):
         create_vm(sim, "hana-default", "DC0_C0_H0", 2, {})
         create_vm(sim, "bigip-ve", "DC0_C0_H1", 4, SEED_002)
         create_vm(sim, "bigip-default", "DC0_C0_H2", 4, {"sched.cpu.affinity": "0-7"})
+        sim.govc("folder.create", "/DC0/vm/appliances")
+        sim.govc("object.mv", "/DC0/vm/bigip-ve", "/DC0/vm/appliances")
         sim.govc("host.option.set", "-host", "DC0_H0", "Net.NetNetqRxQueueFeatPairEnable", "0")
         sim.govc("host.option.set", "-host", "DC0_C0_H0", "Net.NetNetqRxQueueFeatPairEnable", "1")
         yield sim

@@ -36,8 +36,9 @@ def samples(text: str) -> list[str]:
 
 def test_central_mode_exports_each_vm_and_fires_the_shipped_alert(hosts, tmp_path):
     cfg = hosts.config(tmp_path)
-    serve, address = start_serve(tmp_path / "serve", "--vsphere.config", str(cfg), "--vsphere.vm", "bigip-*",
-                                 "--profile", "bigip-ve-esxi", "--scan.interval", "2s")
+    serve, address = start_serve(tmp_path / "serve", "--vsphere.config", str(cfg), "--vsphere.vm",
+                                 "/DC0/vm/appliances/*", "--vsphere.vm", "bigip-def*", "--profile", "bigip-ve-esxi",
+                                 "--scan.interval", "2s")
     try:
         metrics = wait_until(lambda: (lambda t: t if 'vm="bigip-default"' in t else None)(
             http_get(f"http://{address}/metrics").text), 30, 0.25, serve.describe)
@@ -92,3 +93,19 @@ def test_central_mode_scrape_does_not_wait_on_a_hanging_vcenter(hosts, tmp_path)
             assert "no answer within the timeout of 3s" in report.text, report.text[:500]
         finally:
             serve.stop()
+
+
+def test_guest_serve_adds_its_vms_checks_to_its_own_metrics(fleet, tmp_path):
+    from .test_scan import _bios_uuid, _guest_root
+    root = _guest_root(tmp_path, _bios_uuid(fleet, "hana-tuned"))
+    serve, address = start_serve(tmp_path / "serve", "--root", str(root), "--vsphere.config",
+                                 str(fleet.config(tmp_path)), "--profile", "vmware-sap-hana")
+    try:
+        text = wait_until(lambda: (lambda t: t if "tunewatch_check_status{" in t else None)(
+            http_get(f"http://{address}/metrics").text), 30, 0.25, serve.describe)
+        current = {line.split('check="', 1)[1].split('"', 1)[0]: line.split('status="', 1)[1].split('"', 1)[0]
+                   for line in samples(text) if line.startswith("tunewatch_check_status{") and line.endswith(" 1.0")}
+        assert current["vmx-nic-options"] == "pass" and current["esxi-netq-rx-pair-disabled"] == "pass"
+        assert 'hostname="hana-guest"' in text  # the guest's own identity, not the VM's
+    finally:
+        serve.stop()

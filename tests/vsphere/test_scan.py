@@ -80,8 +80,15 @@ def _guest_root(tmp_path, product_uuid: str):
 
 
 def _bios_uuid(sim, vm: str) -> str:
-    out = sim.govc("object.collect", "-s", f"/DC0/vm/{vm}", "config.uuid")
+    out = sim.govc("object.collect", "-s", f"/DC0/vm/{'appliances/' if vm == 'bigip-ve' else ''}{vm}", "config.uuid")
     return out.strip()
+
+
+def test_folder_glob_selects_by_inventory_path(hosts, tmp_path):
+    code, report = scan_json("--vsphere.config", hosts.config(tmp_path), "--vsphere.vm", "/DC0/vm/appliances/*",
+                             *BIGIP, "--rule", "vmx-nic-options")
+    assert report["host"]["hostname"] == "bigip-ve"
+    assert set(verdicts(report)["vmx-nic-options"]) == {f"bigip-ve.vmx:ethernet{n}" for n in (1, 2, 3)}
 
 
 @pytest.mark.parametrize("swapped", [False, True], ids=["smbios-2.4-order", "smbios-2.6-little-endian"])

@@ -87,7 +87,7 @@ def read_fleet(cfg: VsphereConfig, patterns: list[str]) -> tuple[dict[str, Files
             return {}, str(e)
         hosts: dict[Any, Any] = {}
         found: dict[str, Files] = {}
-        for ref, name, _uuid in sorted(chosen, key=lambda vm: vm[1]):
+        for ref, name, _uuid, _path in sorted(chosen, key=lambda vm: vm[1]):
             try:
                 found[name] = vm_files(session, session.read_vm(ref), hosts)
             except FactError as e:

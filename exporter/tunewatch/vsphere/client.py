@@ -167,13 +167,18 @@ class Session:
             if view is not None:
                 view.Destroy()
 
-    def list_vms(self) -> list[tuple[object, str, str]]:
-        """(ref, name, BIOS uuid) of every VM (templates left out)."""
+    def list_vms(self) -> list[tuple[object, str, str, str]]:
+        """(ref, name, BIOS uuid, inventory path) of every VM (templates left out). The path
+        is the one govc shows, /DC0/vm/folder/name, built from the folders' names and
+        parents (two more reads, whatever the number of VMs)."""
         from pyVmomi import vim
 
         def read():
-            rows = self._collect(vim.VirtualMachine, ["name", "config.uuid", "config.template"])
-            return [(ref, p.get("name", ""), (p.get("config.uuid") or "").lower())
+            rows = self._collect(vim.VirtualMachine, ["name", "config.uuid", "config.template", "parent"])
+            tree = {ref._moId: (p.get("name", ""), p.get("parent"))
+                    for kind in (vim.Folder, vim.Datacenter) for ref, p in self._collect(kind, ["name", "parent"])}
+            return [(ref, p.get("name", ""), (p.get("config.uuid") or "").lower(),
+                     _path(p.get("name", ""), p.get("parent"), tree))
                     for ref, p in rows if not p.get("config.template")]
         return self.call(read, " (list VMs)")
 
@@ -233,6 +238,19 @@ def _virtual_dev(dev) -> str:
             "VirtualSriovEthernetCard": "sriov"}.get(name, name.replace("Virtual", "").lower())
 
 
-def match_names(vms: list[tuple[object, str, str]], patterns: list[str]) -> list[tuple[object, str, str]]:
-    """VMs whose name matches one of the globs (fnmatch, case-sensitive as vCenter names are)."""
-    return [vm for vm in vms if any(fnmatch.fnmatchcase(vm[1], p) for p in patterns)]
+def _path(name: str, parent, tree: dict) -> str:
+    parts = [name]
+    for _ in range(64):  # folders nest; a bound, not a real limit
+        if parent is None or parent._moId not in tree:
+            break
+        parent_name, parent = tree[parent._moId]
+        if parent is None:
+            break  # the root folder ("Datacenters") is not part of the path
+        parts.append(parent_name)
+    return "/" + "/".join(reversed(parts))
+
+
+def match_names(vms: list, patterns: list[str]) -> list:
+    """VMs whose name matches one of the globs, or whose inventory path does for a glob
+    with a `/` (a folder: /DC0/vm/bigip/*); fnmatch, case-sensitive as vCenter names are."""
+    return [vm for vm in vms if any(fnmatch.fnmatchcase(vm[3] if "/" in p else vm[1], p) for p in patterns)]

@@ -30,7 +30,8 @@ def add_arguments(p, command: str) -> None:
                        help="judge this VM (name or glob matching exactly one) from vSphere facts alone")
     elif command == "serve":
         p.add_argument("--vsphere.vm", dest="vsphere_vm", action="append", default=[], metavar="GLOB",
-                       help="central mode: export the VMX/ESXi checks of every VM whose name matches (repeatable)")
+                       help="central mode: export the VMX/ESXi checks of every VM whose name (or, for a GLOB with "
+                            "a /, inventory path such as /DC0/vm/appliances/*) matches (repeatable)")
 
 
 def _config(args):
