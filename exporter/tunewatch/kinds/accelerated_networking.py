@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from .base import FAIL, PASS, ObjectResult, Target
+from .base import FAIL, PASS, Fix, ObjectResult, Target
 
 VARS_SCHEMA = {"type": "object", "additionalProperties": False,
                "properties": {"vf_drivers": {"type": "array", "items": {"type": "string"}, "minItems": 1}}}
+
+
+# Accelerated Networking is a property of the Azure NIC resource, set from outside the VM.
+# The VM must be stopped (deallocated) to change it and its size must support it
+# (learn.microsoft.com "Manage Accelerated Networking through the portal / CLI").
+AZ_COMMAND = "az network nic update --accelerated-networking true"
+AZ_NOTE = ("run it from the Azure CLI with --resource-group and --name of this VM's NIC, with the VM "
+           "deallocated (az vm deallocate) first and started again after; the VM size must support "
+           "Accelerated Networking")
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
@@ -23,5 +32,6 @@ def evaluate(t: Target) -> list[ObjectResult]:
         else:
             results.append(ObjectResult(iface.name, FAIL, "VF present", "no VF",
                                         f"{iface.name} has no Accelerated Networking VF: enable it on the Azure NIC "
-                                        f"(az network nic update --accelerated-networking true) and check the VM size"))
+                                        f"({AZ_COMMAND}) and check the VM size",
+                                        fix=Fix(command=AZ_COMMAND, note=AZ_NOTE)))
     return results
