@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..parsers.cpulist import format_cpulist
 from .base import FAIL, NOTAPPLICABLE, PASS, Fix, IrqPlacement, ObjectResult, Target, per_object
-from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs
+from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix
 
 VARS_SCHEMA = {"type": "object", "additionalProperties": False,
                "properties": {**IRQ_VARS, "check_effective": {"type": "boolean"}}}
@@ -19,7 +19,7 @@ SCRIPT_NOTE = ("set_irq_affinity_cpulist.sh comes with Mellanox mlnx-tools; with
 def pin_fix(allowed: frozenset[int], node: int, nic: str) -> Fix:
     """The fix of a NIC whose IRQs leave `allowed` (one command for all its IRQs)."""
     if not allowed:
-        return Fix(note=f"no CPU of NUMA node {node} is left after exclude_cpus: choose another node or exclude fewer")
+        return no_cpu_fix(node)
     cpus = format_cpulist(allowed)
     return Fix(command=f"set_irq_affinity_cpulist.sh {cpus} {nic}", note=SCRIPT_NOTE.format(cpus=cpus, nic=nic))
 

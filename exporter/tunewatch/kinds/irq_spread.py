@@ -17,7 +17,7 @@ from collections import Counter
 
 from ..parsers.cpulist import format_cpulist
 from .base import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, Target, error_result
-from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs
+from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix
 
 VARS_SCHEMA = {"type": "object", "additionalProperties": False, "properties": IRQ_VARS}
 
@@ -41,14 +41,14 @@ def _plan(placed: dict[int, frozenset[int]], failing: set[int], allowed: frozens
     return plan
 
 
-def _fix(irq: int, cpus: frozenset[int], plan: dict[int, int], node: int) -> Fix:
+def _fix(irq: int, cpus: frozenset[int], plan: dict[int, int], node: int, nic: str) -> Fix:
     cpu = plan.get(irq)
     if cpu is None:
-        return Fix(note=f"no CPU of NUMA node {node} is left after exclude_cpus: choose another node or exclude fewer")
-    stays = cpus == {cpu}
+        return no_cpu_fix(node)
+    why = (f"IRQ {irq} stays on CPU {cpu}; the other fixes of {nic} move the rest" if cpus == {cpu}
+           else f"apply every fix of {nic}: together they spread its IRQs")
     return Fix(command=f"echo {cpu} > /proc/irq/{irq}/smp_affinity_list",
-               note=f"IRQ {irq} stays on CPU {cpu}; the other fixes move the rest of CPU {cpu}'s IRQs" if stays
-               else "one step of a plan for all the NIC's IRQs; irqbalance undoes it (irqbalance-disabled)")
+               note=f"{why}; irqbalance moves them again unless it is stopped")
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
@@ -76,10 +76,10 @@ def evaluate(t: Target) -> list[ObjectResult]:
         for irq, cpus in placed.items():
             obj, shown = f"{iface.name}/irq{irq}", format_cpulist(cpus)
             if irq not in failing:
-                cpu = next(iter(cpus))
-                results.append(ObjectResult(obj, PASS, want, shown, f"{iface.name} IRQ {irq} alone enough on CPU {cpu}"))
+                results.append(ObjectResult(obj, PASS, want, shown,
+                                            f"{iface.name} IRQ {irq} alone enough on CPU {next(iter(cpus))}"))
                 continue
-            fix = _fix(irq, cpus, plan, node)
+            fix = _fix(irq, cpus, plan, node, iface.name)
             how = fix.command or fix.note
             if len(cpus) != 1:
                 results.append(ObjectResult(obj, FAIL, want, shown,
