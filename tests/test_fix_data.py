@@ -56,10 +56,8 @@ def _assert_fix_matches_message(kind: str, obj: dict) -> None:
     assert set(fix) <= {"command", "file", "change", "note"} and fix, where
     assert all(isinstance(v, str) and v.strip() for v in fix.values()), where
     if "command" in fix:
-        if kind in COMMAND_INSIDE:
-            assert f"({fix['command']})" in obj["message"], where
-        else:
-            assert obj["message"].endswith(": " + fix["command"]), where
+        assert (obj["message"].endswith(": " + fix["command"])
+                or kind in COMMAND_INSIDE and f"({fix['command']})" in obj["message"]), where
     elif "change" not in fix:
         assert obj["message"].endswith(": " + fix["note"]), where  # the note is the message's advice
     if "change" in fix:

@@ -27,7 +27,9 @@ def evaluate(t: Target) -> list[ObjectResult]:
         try:
             cpus = parse_cpulist(entry.value.replace(" ", ""), f"{source}:{entry.line}")
         except ParseError as e:
-            results.append(ObjectResult(obj, ERROR, want, entry.value, f"{obj}: cannot read sched.cpu.affinity: {e}"))
+            results.append(ObjectResult(obj, ERROR, want, entry.value, f"{obj}: cannot read sched.cpu.affinity: {e}",
+                                        fix=Fix(file=source, note=f"write sched.cpu.affinity (line {entry.line}) as "
+                                                                  "a CPU list such as 1-7 or 1,3,5, or all")))
             continue
         clash = cpus & avoid
         if clash:
