@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from test_scenarios import SCENARIOS, run_scenario
 from tunewatch import engine
@@ -104,8 +105,13 @@ def test_failing_scenario_has_fix_in_json(content, directory):
     assert _check_report(json.loads(render_json(scan))) == {directory.parent.name}
 
 
-def test_every_runtime_kind_has_a_failing_scenario():
+def test_every_runtime_check_has_a_failing_scenario(content):
+    """So the test above sees every check of these kinds fail, each with its own vars
+    (esxcli_setting's `fix`, nic_ethtool's section)."""
     assert {d.parent.name for d in _fail_scenarios()} == set(RUNTIME_KINDS)
+    runtime = {c.id for c in content.checks.values() if c.kind in RUNTIME_KINDS}
+    failing = {yaml.safe_load((d / "scenario.yaml").read_text())["check"] for d in _fail_scenarios()}
+    assert runtime <= failing, f"no failing scenario for {sorted(runtime - failing)}"
 
 
 # --- the fix, applied, makes the check pass ----------------------------------------------
