@@ -4,11 +4,14 @@ Keys are advanced option paths (`/Net/NetNetqRxQueueFeatPairEnable`) or labels o
 `esxcli hardware cpu global get` (`Hyperthreading Active`); values compare as text,
 case-insensitively (`High Performance`, `false`, `0`). A setting missing from the saved
 output is `notapplicable` (the snapshot did not collect it), not an error.
+
+`fix` is content: the esxcli `command` to run on the hypervisor, or a `note` where the change
+is not one command (a BIOS setting); the message ends with whichever is given.
 """
 
 from __future__ import annotations
 
-from .base import FAIL, NOTAPPLICABLE, PASS, ObjectResult, Setting, Target, as_number
+from .base import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, Setting, Target, as_number
 
 # Settings whose configured value waits for the next reboot, and the label that holds it:
 # `esxcli hardware cpu global get` shows Hyperthreading Active (now) and Hyperthreading
@@ -18,7 +21,7 @@ AFTER_REBOOT = {"Hyperthreading Active": "Hyperthreading Enabled"}
 
 
 def _after_reboot(esxcli: dict, key: str, value: str) -> tuple[str | None, str]:
-    """(predicted value or None, message suffix)."""
+    """(predicted value or None, message part)."""
     record = esxcli.get(AFTER_REBOOT.get(key, ""))
     configured = (record or {}).get("Value", "").strip()
     if not configured:
@@ -30,11 +33,16 @@ def _after_reboot(esxcli: dict, key: str, value: str) -> tuple[str | None, str]:
 VARS_SCHEMA = {"type": "object", "required": ["settings"], "additionalProperties": False,
                "properties": {"settings": {"type": "object", "minProperties": 1,
                                            "additionalProperties": {"type": ["string", "integer"]}},
-                              "fix": {"type": "string", "description": "how to fix it, shown on failure"}}}
+                              "fix": {"type": "object", "minProperties": 1, "additionalProperties": False,
+                                      "description": "how to fix it, shown on failure",
+                                      "properties": {"command": {"type": "string", "minLength": 1},
+                                                     "note": {"type": "string", "minLength": 1}}}}}
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
     esxcli = t.facts.esxcli
+    fix = Fix(**t.vars["fix"]) if t.vars.get("fix") else None
+    shown_fix = fix and (fix.command or fix.note)
     results = []
     for key, wanted in t.vars["settings"].items():
         wanted = str(wanted)
@@ -51,8 +59,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
             results.append(ObjectResult(key, PASS, wanted, value, f"{key} is {value} ({record['_source']}){pending}",
                                         setting, predicted=predicted))
         else:
-            fix = t.vars.get("fix", "") if not pending else ""
             results.append(ObjectResult(key, FAIL, wanted, value or "empty",
-                                        f"{key} is {value or 'empty'}, want {wanted}{pending}" + (f": {fix}" if fix else ""),
-                                        setting, predicted=predicted))
+                                        f"{key} is {value or 'empty'}, want {wanted}{pending}"
+                                        + (f": {shown_fix}" if shown_fix else ""), setting, fix=fix,
+                                        predicted=predicted))
     return results
