@@ -16,8 +16,10 @@ second holds its thread forever) and trusts the client to finish its request. He
 * at most `max_connections` connections (default: derived from the fd limit, listen.py)
   and `max_connections_per_peer` from one address. When full, the connection that has
   done the least makes room: an idle one that never sent a request, then a half-sent
-  request or handshake older than EVICT_GRACE, then the longest-idle keep-alive one. One
-  receiving a response is never evicted; when nothing may go, the newcomer is closed;
+  request or handshake older than EVICT_GRACE, then younger strangers, oldest first, and
+  only then the longest-idle keep-alive client that was served before. One receiving a
+  response (or in a handshake step) is never evicted; when nothing may go, the newcomer
+  is closed;
 * accept() failing for lack of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM) pauses
   accepting for 5 ms, doubling up to 1 s (Go's net/http back-off), logs at most one line
   per 10 s and counts `accept_errors_total`, instead of spinning on a ready listener;
@@ -283,15 +285,21 @@ class HTTPServer:
 
     @staticmethod
     def _ranked(conns: Any, now: float) -> list[_Conn]:
-        """Evictable connections, the one to go first LAST (for pop())."""
+        """Evictable connections, the one to go first LAST (for pop()): strangers before
+        served clients; among strangers the idle, then the stalled (both older than
+        EVICT_GRACE), then the young, oldest first each (a real client's fresh connection
+        is the newest, so a flood recycles its own connections, not that one)."""
         ranked = []
         for c in conns:
             if c.busy:
                 continue  # receiving a response or in a handshake step
             if c.requests:  # a client that has been served: only after every stranger
-                ranked.append(((2, c.last_active), c))
-            elif now - c.opened >= EVICT_GRACE:
-                ranked.append(((1 if c.buf or c.handshaking else 0, c.opened), c))
+                key = (3, c.last_active)
+            elif now - c.opened < EVICT_GRACE:
+                key = (2, c.opened)
+            else:
+                key = (1 if c.buf or c.handshaking else 0, c.opened)
+            ranked.append((key, c))
         ranked.sort(key=lambda item: item[0], reverse=True)
         return [c for _, c in ranked]
 
