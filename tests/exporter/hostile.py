@@ -140,17 +140,24 @@ class Scrapes:
 
 
 def scrape(port: int, count: int, path: str = "/metrics", tls: bool = False, auth: tuple[str, str] | None = None,
-           interval: float = 0.05, timeout: float = 5.0) -> Scrapes:
+           interval: float = 0.05, timeout: float = 5.0, budget: float | None = None) -> Scrapes:
     """`count` GETs, each on a fresh connection (the worst case for a server under a flood:
-    every scrape needs an accept, a slot and, with TLS, a handshake)."""
+    every scrape needs an accept, a slot and, with TLS, a handshake). Those not started
+    within `budget` seconds count as failed ("budget"): a server that times every scrape
+    out must not stretch a benchmark to count x timeout."""
     out = Scrapes()
+    give_up = time.monotonic() + budget if budget is not None else float("inf")
     headers = {"Authorization": "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()} if auth else {}
     context = None
     if tls:
         context = ssl.create_default_context()
         context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-    for _ in range(count):
+    for i in range(count):
         started = time.monotonic()
+        if started > give_up:
+            out.failed += count - i
+            out.errors["budget"] = count - i
+            break
         conn = (http.client.HTTPSConnection(LOOPBACK, port, timeout=timeout, context=context) if tls
                 else http.client.HTTPConnection(LOOPBACK, port, timeout=timeout))
         try:
@@ -200,6 +207,63 @@ def log_bytes(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+# (request, the status RFC 9110/9112 asks for); answered with a status line, then closed
+MALFORMED = [
+    (b"GET /-/healthy HTTP/9.9\r\nHost: x\r\n\r\n", 505),
+    (b"GET /-/healthy HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+    (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505),
+    (b"GET\r\n\r\n", 400),  # a bare method
+    (b"GET /-/healthy\r\n\r\n", 400),  # HTTP/0.9
+    (b"GET  /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n", 400),  # two spaces
+    (b"GET /-/healthy HTTP/1.1 \r\nHost: x\r\n\r\n", 400),
+    (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n" + b"X-A: " + b"b" * 33000 + b"\r\n\r\n", 431),
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n" + b"X-A: b\r\n" * 101 + b"\r\n", 431),
+    (b"BREW /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n", 501),
+    (b"POST /-/rescan HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n 2\r\n\r\nab", 400),  # obs-fold
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX-A: a\r\n\tb\r\n\r\n", 400),  # obs-fold of a value
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", 400),  # NUL
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", 400),  # bare CR
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX A: b\r\n\r\n", 400),  # space in a name
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400),
+    (b"GET /-/healthy HTTP/1.1\r\n\r\n", 400),  # no Host
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),  # two
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n", 417),
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 411),
+    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nab", 400),
+]
+
+
+def read_status(sock: socket.socket) -> tuple[bytes, bytes]:
+    """The status line and everything the server sent until it closed."""
+    data = b""
+    sock.settimeout(5)
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return data.split(b"\r\n", 1)[0], data
+
+
+def malformed_answered(port: int) -> tuple[int, list[str]]:
+    """How many MALFORMED requests get their RFC status line; the others as 'expected: got'."""
+    wrong = []
+    for request, status in MALFORMED:
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=5) as sock:
+                sock.sendall(request)
+                line = read_status(sock)[0]
+        except OSError as e:
+            line = repr(e).encode()
+        if not line.startswith(b"HTTP/1.1 %d " % status) and not line.startswith(b"HTTP/1.0 %d " % status):
+            wrong.append(f"{status}: {line[:40].decode(errors='replace') or '(closed, nothing)'}")
+    return len(MALFORMED) - len(wrong), wrong
 
 
 def free_port() -> int:

@@ -144,54 +144,14 @@ def test_per_peer_cap_evicts_that_peers_own_connections():
         server.shutdown()
 
 
-MALFORMED = [
-    (b"GET /-/healthy HTTP/9.9\r\nHost: x\r\n\r\n", 505),
-    (b"GET /-/healthy HTTP/2.0\r\nHost: x\r\n\r\n", 505),
-    (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505),
-    (b"GET\r\n\r\n", 400),  # a bare method
-    (b"GET /-/healthy\r\n\r\n", 400),  # HTTP/0.9
-    (b"GET  /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n", 400),  # two spaces
-    (b"GET /-/healthy HTTP/1.1 \r\nHost: x\r\n\r\n", 400),
-    (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n" + b"X-A: " + b"b" * 33000 + b"\r\n\r\n", 431),
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n" + b"X-A: b\r\n" * 101 + b"\r\n", 431),
-    (b"BREW /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n", 501),
-    (b"POST /-/rescan HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n 2\r\n\r\nab", 400),  # obs-fold
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX-A: a\r\n\tb\r\n\r\n", 400),  # obs-fold of a value
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", 400),  # NUL
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", 400),  # bare CR
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nX A: b\r\n\r\n", 400),  # space in a name
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400),
-    (b"GET /-/healthy HTTP/1.1\r\n\r\n", 400),  # no Host
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),  # two
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n", 417),
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 411),
-    (b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nab", 400),
-]
-
-
-def read_status(sock: socket.socket) -> tuple[bytes, bytes]:
-    """The status line and everything the server sent until it closed."""
-    data = b""
-    sock.settimeout(5)
-    try:
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    except (socket.timeout, ConnectionResetError):
-        pass
-    return data.split(b"\r\n", 1)[0], data
-
-
-@pytest.mark.parametrize("request_bytes, status", MALFORMED, ids=[f"{s}-{i}" for i, (_, s) in enumerate(MALFORMED)])
+@pytest.mark.parametrize("request_bytes, status", hostile.MALFORMED,
+                         ids=[f"{s}-{i}" for i, (_, s) in enumerate(hostile.MALFORMED)])
 def test_malformed_request_gets_its_status_line_and_close(request_bytes, status):
     server = HTTPServer([bind(LOOPBACK, 0)], lambda request: Response(200, body=b"ok\n")).start()
     try:
         with socket.create_connection((LOOPBACK, server.port), timeout=5) as sock:
             sock.sendall(request_bytes)
-            line, data = read_status(sock)
+            line, data = hostile.read_status(sock)
         assert line.startswith(b"HTTP/1.1 %d " % status), data[:300]
         assert b"\r\nConnection: close\r\n" in data and b"<html" not in data.lower()
     finally:
@@ -209,17 +169,17 @@ def test_leading_empty_lines_http10_and_expect_continue():
     try:
         with socket.create_connection((LOOPBACK, server.port), timeout=5) as sock:  # RFC 9112 2.2
             sock.sendall(b"\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            assert read_status(sock)[0] == b"HTTP/1.1 200 OK"
+            assert hostile.read_status(sock)[0] == b"HTTP/1.1 200 OK"
         with socket.create_connection((LOOPBACK, server.port), timeout=5) as sock:  # Host optional in 1.0
             sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
-            assert read_status(sock)[0] == b"HTTP/1.1 200 OK"
+            assert hostile.read_status(sock)[0] == b"HTTP/1.1 200 OK"
         with socket.create_connection((LOOPBACK, server.port), timeout=5) as sock:
             sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n"
                          b"Connection: close\r\n\r\n")
             sock.settimeout(5)
             assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
             sock.sendall(b"body")
-            assert read_status(sock)[0] == b"HTTP/1.1 200 OK"
+            assert hostile.read_status(sock)[0] == b"HTTP/1.1 200 OK"
         assert seen[-1] == ("POST", b"body")
     finally:
         server.shutdown()
