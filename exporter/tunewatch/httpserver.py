@@ -1,32 +1,22 @@
 """A small HTTP/1.1 server for the exporter: one selector thread, bounded pools of workers.
 
-Why not http.server.ThreadingHTTPServer: it listens with a backlog of 5, starts one thread
-per connection (200 idle connections = 200 threads, and a client that sends one byte a
-second holds its thread forever) and trusts the client to finish its request. Here:
+Why not http.server.ThreadingHTTPServer: a backlog of 5, a thread per connection (a client
+sending one byte a second holds it forever), and it trusts the client to finish. Here (the
+user-facing account with figures is docs/serve.md "How it holds up"):
 
-* every listening socket is bound with a backlog of at least 128 (the kernel's somaxconn);
-* one selector thread accepts and reads requests without blocking. A connection costs no
-  thread while idle or while its request trickles in; a request (headers and body) must be
-  complete within `request_timeout` seconds of its first byte (of the connection, for TLS)
-  or the connection is closed; an idle keep-alive connection is closed after `idle_timeout`;
-* TLS handshake steps run on `handshake_workers` threads (OpenSSL releases the GIL while
-  it computes), never on the selector thread: a handshake flood costs CPU, not latency of
-  the connections already established. Each step is non-blocking: a client that stalls
-  mid-handshake waits in the selector, not in a worker;
-* at most `max_connections` connections (default: derived from the fd limit, listen.py)
-  and `max_connections_per_peer` from one address. When full, the connection that has
-  done the least makes room: an idle one that never sent a request, then a half-sent
-  request or handshake older than EVICT_GRACE, then younger strangers, oldest first, and
-  only then the longest-idle keep-alive client that was served before. One receiving a
-  response (or in a handshake step) is never evicted; when nothing may go, the newcomer
-  is closed;
-* accept() failing for lack of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM) pauses
-  accepting for 5 ms, doubling up to 1 s (Go's net/http back-off), logs at most one line
-  per 10 s and counts `accept_errors_total`, instead of spinning on a ready listener;
-* complete requests go to at most `max_requests` worker threads (node_exporter's
-  `--web.max-requests`); as many again may wait for one, up to QUEUE_WAIT seconds; any
-  request beyond that is answered 503 at once;
-* parsing and framing (RFC 9110/9112, every refusal with its status line) are httpproto.py.
+* the selector thread accepts and reads without blocking: an idle or trickling connection
+  costs no thread; a request must be complete within `request_timeout` of its first byte
+  (of the connection, for TLS), an idle keep-alive connection goes after `idle_timeout`;
+* TLS handshake steps run non-blocking on `handshake_workers` threads (OpenSSL releases
+  the GIL), never on the selector thread, so a handshake flood does not delay requests;
+* at most `max_connections` (default derived from the fd limit) and
+  `max_connections_per_peer`; when full, listen.rank_evictable() picks who makes room;
+  when nothing may go, the newcomer is closed;
+* accept() failing for lack of descriptors pauses accepting 5 ms, doubling up to 1 s (Go's
+  net/http back-off), with one log line per 10 s at most and `accept_errors_total`;
+* complete requests go to at most `max_requests` worker threads; as many again may wait
+  up to QUEUE_WAIT seconds; beyond that the answer is 503 at once;
+* parsing, framing and every refusal's status line are httpproto.py (RFC 9110/9112).
 """
 
 from __future__ import annotations
@@ -44,13 +34,13 @@ from typing import Any, Callable
 
 from .httpproto import (CONTINUE, MAX_BODY_BYTES, MAX_HEADER_BYTES, Refusal, Request, Response, frame, handle,
                         refusal_response)
-from .listen import bind, connection_cap, somaxconn  # noqa: F401 - bind/somaxconn re-exported
+from .listen import (EVICT_GRACE, Throttled, bind, connection_cap, rank_evictable,  # noqa: F401 - re-exported
+                     somaxconn)
 
 log = logging.getLogger("tunewatch.web")
 
 QUEUE_WAIT = 5.0  # a request waiting longer than this for a worker gets 503
 WRITE_TIMEOUT = 10.0  # a client that does not read its response loses the connection
-EVICT_GRACE = 1.0  # a connection this young that has not sent a whole request is not evicted
 ACCEPT_PAUSE = (0.005, 1.0)  # back-off after EMFILE: first and longest pause
 LOG_EVERY = 10.0  # at most one accept-error line per this many seconds
 _NO_FDS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
@@ -70,20 +60,6 @@ class _Conn:
     eof: bool = False  # the client half-closed: answer what it sent, then close
     requests: int = 0  # requests taken from this connection: who has done the least is evicted first
     continued: bool = False  # 100 Continue sent for the pending request
-
-
-class _Throttled:
-    """One log line per `every` seconds at most; the next line says how many were dropped."""
-
-    def __init__(self, every: float = LOG_EVERY):
-        self.every, self.next, self.dropped = every, 0.0, 0
-
-    def warning(self, now: float, message: str, **extra: Any) -> None:
-        if now < self.next:
-            self.dropped += 1
-            return
-        log.warning(message, extra={**extra, "suppressed": self.dropped})
-        self.dropped, self.next = 0, now + self.every
 
 
 class HTTPServer:
@@ -120,7 +96,7 @@ class HTTPServer:
         self._thread: threading.Thread | None = None
         self._paused_until: float | None = None  # accepting paused after EMFILE until then
         self._pause = ACCEPT_PAUSE[0]
-        self._accept_log = _Throttled()
+        self._accept_log = Throttled(log, LOG_EVERY)
         self.rejected_total = 0  # 503 because every worker was busy and the queue full
         self.accept_errors_total = 0  # accept() failed for lack of descriptors or memory
         self.evicted_total = 0  # connections closed to make room for a new one
@@ -226,7 +202,7 @@ class HTTPServer:
             self._stopped.set()
 
     def _accept(self, lsock: socket.socket) -> None:
-        victims: list[_Conn] | None = None  # ranked once per batch: a connect storm costs O(n log n)
+        victims: dict[str | None, list[_Conn]] = {}  # ranked once per batch (None: the whole table)
         for _ in range(256):  # bounded: let other sockets have a turn under a connect storm
             if self._paused_until is not None:
                 return
@@ -243,14 +219,12 @@ class HTTPServer:
             now = time.monotonic()
             remote = str(address[0])
             peers = self._by_peer.get(remote, ())
-            if len(peers) >= self.max_connections_per_peer:
-                if not self._evict(self._ranked(peers, now)):
-                    self._refuse(sock)
-                    continue
-            elif len(self._conns) >= self.max_connections:
-                if victims is None:
-                    victims = self._ranked(self._conns, now)
-                if not self._evict(victims):
+            full = (remote if len(peers) >= self.max_connections_per_peer
+                    else None if len(self._conns) >= self.max_connections else "")
+            if full != "":
+                if full not in victims:
+                    victims[full] = rank_evictable(self._conns if full is None else peers, now)
+                if not self._evict(victims[full]):
                     self._refuse(sock)
                     continue
             self._admit(sock, remote, now)
@@ -282,26 +256,6 @@ class HTTPServer:
         self._accept_log.warning(now, "accept failed; pausing accepts", err=str(error),
                                  pause_seconds=self._pause, open_connections=len(self._conns))
         self._pause = min(ACCEPT_PAUSE[1], self._pause * 2)
-
-    @staticmethod
-    def _ranked(conns: Any, now: float) -> list[_Conn]:
-        """Evictable connections, the one to go first LAST (for pop()): strangers before
-        served clients; among strangers the idle, then the stalled (both older than
-        EVICT_GRACE), then the young, oldest first each (a real client's fresh connection
-        is the newest, so a flood recycles its own connections, not that one)."""
-        ranked = []
-        for c in conns:
-            if c.busy:
-                continue  # receiving a response or in a handshake step
-            if c.requests:  # a client that has been served: only after every stranger
-                key = (3, c.last_active)
-            elif now - c.opened < EVICT_GRACE:
-                key = (2, c.opened)
-            else:
-                key = (1 if c.buf or c.handshaking else 0, c.opened)
-            ranked.append((key, c))
-        ranked.sort(key=lambda item: item[0], reverse=True)
-        return [c for _, c in ranked]
 
     def _evict(self, victims: list[_Conn]) -> bool:
         while victims:

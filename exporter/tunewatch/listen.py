@@ -7,6 +7,7 @@
 * `connection_cap()`: open connections the server may hold, derived from that limit with a
   reserve kept for everything else the process (and the scan child it forks, which
   inherits every descriptor) opens: the scan's files, pipes, the log, TLS files.
+* `rank_evictable()`: which connection makes room when the table is full;
 * `bind()` names the address it could not bind the way Go's net package does:
   `listen tcp 0.0.0.0:19847: bind: address already in use`.
 """
@@ -14,8 +15,10 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import socket
+from typing import Any, Iterable
 
 try:
     import resource
@@ -23,6 +26,7 @@ except ImportError:  # not POSIX: nothing to raise
     resource = None  # type: ignore[assignment]
 
 RESERVE_MIN = 64  # descriptors kept free for scans and logs, at least
+EVICT_GRACE = 1.0  # seconds: a stranger younger than this is evicted only after the older ones
 
 
 def raise_nofile_limit() -> int:
@@ -51,6 +55,42 @@ def connection_cap(limit: int | None = None) -> int:
     1024 -> 896, 524288 -> 458752 (capped at 65536: more is no exporter's job)."""
     limit = nofile_limit() if limit is None else limit
     return max(16, min(65536, limit - max(RESERVE_MIN, limit // 8)))
+
+
+def rank_evictable(conns: Iterable[Any], now: float) -> list[Any]:
+    """httpserver connections that may be evicted, the one to go first LAST (for pop()):
+    strangers before served clients; among strangers the idle, then the stalled (a half-
+    sent request or handshake), both older than EVICT_GRACE, then the young, oldest first
+    each (a real client's fresh connection is the newest, so a flood recycles its own
+    connections, not that one). Busy ones (receiving a response, in a handshake step)
+    are never evicted."""
+    ranked = []
+    for c in conns:
+        if c.busy:
+            continue
+        if c.requests:  # a client that has been served: only after every stranger
+            key = (3, c.last_active)
+        elif now - c.opened < EVICT_GRACE:
+            key = (2, c.opened)
+        else:
+            key = (1 if c.buf or c.handshaking else 0, c.opened)
+        ranked.append((key, c))
+    ranked.sort(key=lambda item: item[0], reverse=True)
+    return [c for _, c in ranked]
+
+
+class Throttled:
+    """One warning per `every` seconds at most; the next one says how many were dropped."""
+
+    def __init__(self, log: logging.Logger, every: float):
+        self.log, self.every, self.next, self.dropped = log, every, 0.0, 0
+
+    def warning(self, now: float, message: str, **extra: Any) -> None:
+        if now < self.next:
+            self.dropped += 1
+            return
+        self.log.warning(message, extra={**extra, "suppressed": self.dropped})
+        self.dropped, self.next = 0, now + self.every
 
 
 def somaxconn() -> int:

@@ -262,7 +262,8 @@ def malformed_answered(port: int) -> tuple[int, list[str]]:
         except OSError as e:
             line = repr(e).encode()
         if not line.startswith(b"HTTP/1.1 %d " % status) and not line.startswith(b"HTTP/1.0 %d " % status):
-            wrong.append(f"{status}: {line[:40].decode(errors='replace') or '(closed, nothing)'}")
+            text = line[:40].decode(errors="replace").splitlines()
+            wrong.append(f"{status}: {text[0] if text else '(closed, nothing)'}")
     return len(MALFORMED) - len(wrong), wrong
 
 
