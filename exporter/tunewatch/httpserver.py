@@ -203,6 +203,7 @@ class HTTPServer:
 
     def _accept(self, lsock: socket.socket) -> None:
         victims: dict[str | None, list[_Conn]] = {}  # ranked once per batch (None: the whole table)
+        fresh = 0  # admitted since: young strangers the rankings do not list yet
         for _ in range(256):  # bounded: let other sockets have a turn under a connect storm
             if self._paused_until is not None:
                 return
@@ -221,12 +222,10 @@ class HTTPServer:
             peers = self._by_peer.get(remote, ())
             full = (remote if len(peers) >= self.max_connections_per_peer
                     else None if len(self._conns) >= self.max_connections else "")
-            if full != "":
-                if full not in victims:
-                    victims[full] = rank_evictable(self._conns if full is None else peers, now)
-                if not self._evict(victims[full]):
-                    self._refuse(sock)
-                    continue
+            if full != "" and not self._make_room(victims, full, self._conns if full is None else peers, now, fresh):
+                self._refuse(sock)
+                continue
+            fresh += 1
             self._admit(sock, remote, now)
 
     def _admit(self, sock: socket.socket, remote: str, now: float) -> None:
@@ -257,11 +256,19 @@ class HTTPServer:
                                  pause_seconds=self._pause, open_connections=len(self._conns))
         self._pause = min(ACCEPT_PAUSE[1], self._pause * 2)
 
-    def _evict(self, victims: list[_Conn]) -> bool:
-        while victims:
-            victim = victims.pop()
-            if victim in self._conns and not victim.busy:
-                self._close(victim)
+    def _make_room(self, victims: dict[str | None, list[_Conn]], key: str | None, pool: Any, now: float,
+                   fresh: int) -> bool:
+        """Close one connection of `pool` to admit another. The batch's ranking is redone
+        when it is spent, or when it would next take a served client while connections
+        admitted since it was made (young strangers) should go first."""
+        for rerank in (False, True):
+            if rerank or key not in victims:
+                victims[key] = rank_evictable(pool, now)
+            ranked = victims[key]
+            while ranked and (ranked[-1] not in self._conns or ranked[-1].busy):
+                ranked.pop()
+            if ranked and (rerank or not (ranked[-1].requests and fresh)):
+                self._close(ranked.pop())
                 self.evicted_total += 1
                 return True
         return False
