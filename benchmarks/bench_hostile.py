@@ -30,7 +30,6 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -45,15 +44,16 @@ USER, PASSWORD = "prometheus", "bench pass"
 FLOOD = 1100
 
 
-def _hostile():
-    spec = importlib.util.spec_from_file_location("hostile", REPO / "tests" / "exporter" / "hostile.py")
+def _module(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["hostile"] = mod  # dataclasses look their module up there
+    sys.modules[name] = mod  # dataclasses look their module up there
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     return mod
 
 
-hostile = _hostile()
+hostile = _module("hostile", REPO / "tests" / "exporter" / "hostile.py")
+stop = _module("bench_load", HERE / "bench_load.py").stop  # SIGTERM by pid, SIGKILL after 10 s
 
 
 def _env(exporter: Path) -> dict[str, str]:
@@ -64,16 +64,6 @@ def start(argv: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
     with open(log, "wb") as out:
         return subprocess.Popen(hostile.prlimit_argv(argv, 1024), stdout=out, stderr=out, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(10)
 
 
 def wait_ready(proc: subprocess.Popen, port: int, tls: bool, log: Path) -> None:
