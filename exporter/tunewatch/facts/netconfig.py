@@ -39,13 +39,13 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from ..errors import TunewatchError
 from ..fs import FS
 from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options, suggest
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
 from ..parsers.systemd_link import LinkFile, parse_link_file
 from . import udev
+from .udev_device import path_test, sysattr_reader, uevent as _uevent
 from .filestat import file_stat
 from .interfaces import Interface
 from .netdevice import NetDevice, read_net_devices
@@ -293,34 +293,6 @@ def _from_link_files(fs: FS, devices: dict[str, NetDevice]) -> list[PersistedEth
 
 # -- udev rules and boot scripts -----------------------------------------------------
 
-def sysattr_reader(fs: FS, rel: str):
-    """sd_device_get_sysattr_value() for the device directory `rel`: the file's content
-    without trailing newlines; None for a missing file, a directory, an unreadable file
-    or a link (except driver, subsystem and module: the basename of the target)."""
-    def read(attr: str) -> str | None:
-        if not attr or attr.startswith("/") or ".." in attr.split("/"):
-            return None
-        path = f"{rel}/{attr}"
-        try:
-            if fs.readlink(path) is not None:
-                return fs.link_basename(path) if attr.rsplit("/", 1)[-1] in ("driver", "subsystem", "module") else None
-            if fs.is_dir(path):
-                return None
-            text = fs.read_text(path)
-        except TunewatchError:
-            return None
-        return None if text is None else text.rstrip("\n")
-    return read
-
-
-def _uevent(fs: FS, rel: str) -> dict[str, str]:
-    try:
-        text = fs.read_text(f"{rel}/uevent") or ""
-    except TunewatchError:
-        return {}
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-
-
 def udev_device(fs: FS, dev: NetDevice) -> udev.UdevDevice:
     """The "add" event of a network interface: its uevent properties (INTERFACE, IFINDEX,
     DEVTYPE), SUBSYSTEM=net, no driver of its own, ID_NET_DRIVER (the net_driver /
@@ -334,7 +306,7 @@ def udev_device(fs: FS, dev: NetDevice) -> udev.UdevDevice:
                     for p in dev.parents)
     values = {"KERNEL": dev.name, "NAME": dev.name, "SUBSYSTEM": "net", "DRIVER": None,
               **{f"ENV{{{k}}}": v for k, v in props.items()}}
-    return udev.UdevDevice(values, me.attr, (me, *parents))
+    return udev.UdevDevice(values, me.attr, (me, *parents), test=path_test(fs, dev.rel))
 
 
 def udev_outcomes(fs: FS, devices: dict[str, NetDevice]) -> dict[str, udev.UdevOutcome]:

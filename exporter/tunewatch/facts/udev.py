@@ -51,6 +51,7 @@ appends with a blank. ATTR{x}=: the last value written wins.
 
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Tuple
@@ -63,6 +64,7 @@ RULES_DIRS = ("etc/udev/rules.d", "usr/local/lib/udev/rules.d", "usr/lib/udev/ru
 RUNTIME_RULES_DIR = "run/udev/rules.d"  # gone at the next boot
 ASSUMED = {"PROGRAM", "RESULT", "TEST", "IMPORT", "SYSCTL", "CONST"}
 NET_SETUP_LINK = "80-net-setup-link.rules"
+_TAG = re.compile(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
 PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
 # sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
 _MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST", "TAG", "SUBSYSTEM", "DRIVER",
@@ -95,6 +97,10 @@ def _no_program(_cmd: str) -> ProgramResult:
     return None
 
 
+def _no_test(_path: str) -> bool | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Level:
     """The event device or one of its parents, as KERNELS/SUBSYSTEMS/DRIVERS/ATTRS see it.
@@ -118,6 +124,7 @@ class UdevDevice:
     unknown_matches: bool = False  # a device known only by its subsystem: other keys match
     action: str = "add"
     program: Callable[[str], ProgramResult] = _no_program
+    test: Callable[[str], Optional[bool]] = _no_test  # TEST: does the path exist (None: cannot tell)
     has_devnode: bool = False  # SYMLINK assignments apply only to a device with a node
 
 
@@ -270,7 +277,14 @@ def _match_token(ev: _Event, tok: UdevToken) -> bool:
             ev.out.assumed.add(key)
             return True
         return _match(tok, ev.result)
-    if key in ASSUMED or key == "SYMLINK":
+    if key == "TEST" and not tok.attr:
+        exists = dev.test(ev.fmt(tok.value))
+        if exists is not None:
+            return exists == (tok.op == "==")
+    if key == "SYMLINK":  # TK_M_DEVLINK: any of the links assigned so far
+        hit = any(match_string(tok.value, "==", link, tok.nocase) for link in ev.out.devlinks)
+        return hit == (tok.op == "==")
+    if key in ASSUMED:
         ev.out.assumed.add(key)
         return True
     if key in ("KERNEL", "SUBSYSTEM", "DRIVER", "DEVPATH"):
@@ -337,6 +351,8 @@ def _assign(ev: _Event, tok: UdevToken, where: tuple[str, int]) -> None:
         value = ev.fmt(tok.value)
         if tok.op == "-=":
             ev.tags = [t for t in ev.tags if t != value]
+        elif not _TAG.match(value):
+            out.notes.append(f"{where[0]}:{where[1]}: invalid tag {value!r} refused")  # device_add_tag(): -EINVAL
         else:
             ev.tags = ([] if tok.op == "=" else ev.tags) + ([value] if value not in ev.tags else [])
         out.tags = list(ev.tags)

@@ -161,7 +161,10 @@ def substitute_format(text: str, ev) -> tuple[str, str | None]:
             return "/sys"
         if code == "N":
             return f"/dev/{kernel}"
-        unknown.append(whole)  # major/minor
-        return whole
+        number = ev.props.get("MAJOR" if code == "M" else "MINOR")  # the uevent's MAJOR/MINOR
+        if number is None:
+            unknown.append(whole)
+            return whole
+        return number
 
     return _FORMAT.sub(one, text), (unknown[0] if unknown else None)

@@ -25,7 +25,7 @@ import re
 
 from ..errors import ParseError, TunewatchError
 from ..facts import udev
-from ..facts.netconfig import sysattr_reader
+from ..facts.udev_device import sysattr_reader
 from ..parsers.ini import parse_ini_items
 from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target, per_object
 
