@@ -330,8 +330,8 @@ def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:
             for cmd in (c for p in ign.run for c in find_ethtool_commands(udev.substitute(p, name), ign.source)):
                 if cmd.settings:
                     found.append(PersistedEthtool(f"{ign.source}:{ign.line}", {}, (cmd.interface or name,),
-                                                  f"udev drops this line ({ign.problem}), so it never runs "
-                                                  f"{' '.join(cmd.settings) or 'ethtool'}"))
+                                                  f"udev drops this line ({ign.problem}), so it never sets "
+                                                  + ", ".join(f"{k} {v}" for k, v in dict(cmd.settings).items())))
     return found
 
 
