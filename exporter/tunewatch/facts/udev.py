@@ -87,6 +87,7 @@ class RulesFile:
     source: str
     rules: tuple[UdevRule, ...]  # dropped lines included, with their `problem`
     problem: str | None = None  # set: udev ignores the whole file
+    text: str = ""  # kept so boot_scripts() need not read the file again
 
 
 def _no_attr(_name: str) -> str | None:
@@ -181,7 +182,7 @@ def read_rules(fs: FS) -> list[RulesFile]:
         if not text:
             continue  # None: a dangling link ("Failed to open ..., ignoring"); "": an empty file masks the name
         parsed = parse_udev_rules_file(text)
-        files.append(RulesFile(rel, parsed.rules, parsed.file_problem))
+        files.append(RulesFile(rel, parsed.rules, parsed.file_problem, text))
     try:
         _CACHE[fs] = files
     except TypeError:

@@ -102,7 +102,7 @@ def _bdi_device(t: Target, mount, items, used: list[str]) -> udev.UdevDevice:
 
 
 def _fix(t: Target, mount, attr: str, want: str, files) -> Fix:
-    vendor = [f for f in files if f.source.endswith("/99-nfs.rules") and "nfsrahead" in str(f.rules)]
+    vendor = [f for f in files if f.source.endswith("/99-nfs.rules") and "nfsrahead" in f.text]
     if vendor and attr == "read_ahead_kb":
         key = mount.fstype if mount.fstype in ("nfs", "nfs4") else "default"
         return Fix(file="/etc/nfs.conf.d/readahead.conf", change=f"[nfsrahead]\n{key}={want}",
