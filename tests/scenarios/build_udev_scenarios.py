@@ -29,17 +29,22 @@ NFS_UTILS_RULE = ('SUBSYSTEM=="bdi", ACTION=="add", PROGRAM="/usr/libexec/nfsrah
 SEED_RULE = bs.NFS_RULE
 
 
-def az(name: str, desc: str, rules: dict[str, str], *, master: bool = True, **meta) -> bs.Root:
-    """Azure AN pair (eth0 + mlx5 VF enP1s1) with the given rules files; eth0 set by ifcfg."""
-    r = bs.persist_az(name, desc, **meta)
-    if master:
-        r.write("etc/sysconfig/network/ifcfg-eth0", MASTER)
-    for rel, text in rules.items():
+def write_files(r: bs.Root, files: dict[str, str | None]) -> bs.Root:
+    """Each file with its text; None: a link to /dev/null (a mask)."""
+    for rel, text in files.items():
         if text is None:
             r.symlink(rel, "/dev/null")
         else:
             r.write(rel, text)
     return r
+
+
+def az(name: str, desc: str, rules: dict[str, str | None], *, master: bool = True, **meta) -> bs.Root:
+    """Azure AN pair (eth0 + mlx5 VF enP1s1) with the given rules files; eth0 set by ifcfg."""
+    r = bs.persist_az(name, desc, **meta)
+    if master:
+        r.write("etc/sysconfig/network/ifcfg-eth0", MASTER)
+    return write_files(r, rules)
 
 
 def _nic():
@@ -156,12 +161,7 @@ def _attr():
     def scn(name, desc, files: dict[str, str | None], kernel=bs.RHEL84_KERNEL, lines=None, **meta):
         r = bs.Root(ATTR, name, ATTR_CHECK, desc, **meta)
         bs.nfs_host(r, kernel=kernel, lines=lines)
-        for rel, text in files.items():
-            if text is None:
-                r.symlink(rel, "/dev/null")
-            else:
-                r.write(rel, text)
-        return r
+        return write_files(r, files)
     vendor = "usr/lib/udev/rules.d/99-nfs.rules"
     scn("nfsrahead_nfs_conf.pass", "nfs-utils' 99-nfs.rules runs nfsrahead, which reads [nfsrahead] nfs=15380 "
         "from /etc/nfs.conf for the NFSv3 mount",

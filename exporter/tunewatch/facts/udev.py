@@ -22,6 +22,8 @@ alternative matches the empty string, `"?*"` means non-empty, shell globs (fnmat
 prefix: case-insensitive), `!=` is the negation; an unset value is "".
 - KERNEL, SUBSYSTEM, DRIVER, DEVPATH, ATTR{}: the event device. A net device has no
   driver (its parent has), so DRIVER=="x" never matches it and DRIVER!="x" always does.
+  KERNEL is the kernel's name before any rename; a snapshot knows the current name only,
+  which is used (a limitation for interfaces renamed by a .link file or NAME=).
 - NAME: the name assigned by an earlier NAME= (udev(7)); for a network interface the
   vendor rule 80-net-setup-link.rules assigns it, so rules files named after it see the
   interface's current name and earlier ones see it unset.
@@ -52,16 +54,16 @@ appends with a blank. ATTR{x}=: the last value written wins.
 from __future__ import annotations
 
 import re
-import weakref
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Tuple
 
-from ..fs import FS
-from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken, parse_udev_rules_file
+from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
+from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
 from .udev_match import match_string, substitute_format
 
-RULES_DIRS = ("etc/udev/rules.d", "usr/local/lib/udev/rules.d", "usr/lib/udev/rules.d", "lib/udev/rules.d")
-RUNTIME_RULES_DIR = "run/udev/rules.d"  # gone at the next boot
+__all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
+           "rules_files", "substitute"]
+
 ASSUMED = {"PROGRAM", "RESULT", "TEST", "IMPORT", "SYSCTL", "CONST"}
 NET_SETUP_LINK = "80-net-setup-link.rules"
 _TAG = re.compile(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
@@ -80,14 +82,6 @@ def _sort_key(tok: UdevToken) -> int:
         return _MATCH_ORDER.index(tok.key) if tok.key in _MATCH_ORDER else len(_MATCH_ORDER)
     base = 100 + (_ASSIGN_ORDER.index(tok.key) if tok.key in _ASSIGN_ORDER else 50) * 2
     return base + (1 if tok.key == "RUN" and tok.attr != "builtin" else 0)  # RUN{builtin} before programs
-
-
-@dataclass(frozen=True)
-class RulesFile:
-    source: str
-    rules: tuple[UdevRule, ...]  # dropped lines included, with their `problem`
-    problem: str | None = None  # set: udev ignores the whole file
-    text: str = ""  # kept so boot_scripts() need not read the file again
 
 
 def _no_attr(_name: str) -> str | None:
@@ -152,42 +146,6 @@ class UdevOutcome:
     name: str | None = None
     ignored: list[Ignored] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. GOTO without a label
-
-
-_CACHE: "weakref.WeakKeyDictionary[FS, list[RulesFile]]" = weakref.WeakKeyDictionary()
-
-
-def rules_files(fs: FS, dirs: tuple[str, ...] = RULES_DIRS) -> list[str]:
-    """conf_files_list(): `*.rules`, not hidden, merged by name, masks dropped."""
-    chosen: dict[str, str] = {}
-    for d in dirs:
-        for rel in fs.glob(d, "*.rules"):
-            name = rel.rsplit("/", 1)[1]
-            if not name.startswith("."):
-                chosen.setdefault(name, rel)
-    return [chosen[n] for n in sorted(chosen)]
-
-
-def read_rules(fs: FS) -> list[RulesFile]:
-    """The rules the next boot reads, parsed once per FS (one scan)."""
-    try:
-        return _CACHE[fs]
-    except (KeyError, TypeError):
-        pass
-    files = []
-    for rel in rules_files(fs):
-        if fs.readlink(rel) == "/dev/null":
-            continue  # masked
-        text = fs.read_text(rel)
-        if not text:
-            continue  # None: a dangling link ("Failed to open ..., ignoring"); "": an empty file masks the name
-        parsed = parse_udev_rules_file(text)
-        files.append(RulesFile(rel, parsed.rules, parsed.file_problem, text))
-    try:
-        _CACHE[fs] = files
-    except TypeError:
-        pass
-    return files
 
 
 class _Event:
@@ -435,8 +393,3 @@ def substitute(program: str, name: str) -> str:
     for token in ("%k", "$kernel", "$name", "$env{INTERFACE}", "%E{INTERFACE}"):
         program = program.replace(token, name)
     return program
-
-
-def with_values(dev: UdevDevice, **values: str | None) -> UdevDevice:
-    return replace(dev, values={**dev.values, **values})
-
