@@ -138,7 +138,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
         ok = predicted == want
         msg = (f"{mount.mount_point} (bdi {mount.major}:{mount.minor}): {attr} after the next boot: {predicted} "
                f"({source})" + ("" if ok else f", want {want}"))
-        return ObjectResult(mount.mount_point, PASS if ok else FAIL, want, predicted, msg, predicted=predicted,
+        actual = f"{got[1]}:{got[2]}" if got else "no rule"  # the rule's place (outputs/goss.py reads it)
+        return ObjectResult(mount.mount_point, PASS if ok else FAIL, want, actual, msg, predicted=predicted,
                             source=source, fix=None if ok else _fix(t, mount, attr, want, files))
 
     return per_object(t.mounts(), lambda m: m.mount_point, one)
