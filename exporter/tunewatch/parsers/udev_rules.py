@@ -103,7 +103,10 @@ def _cunescape(text: str) -> str:
         elif nxt in ("u", "U") and re.match(r"[0-9A-Fa-f]{%d}" % (4 if nxt == "u" else 8),
                                             text[i + 2:i + (6 if nxt == "u" else 10)]):
             n = 4 if nxt == "u" else 8
-            out.append(chr(int(text[i + 2:i + 2 + n], 16)))
+            code = int(text[i + 2:i + 2 + n], 16)
+            if not 0 < code <= 0x10FFFF:  # cunescape_one(): not a valid Unicode character
+                raise RuleError(f"invalid escape sequence in e\"...\" value at {text[i:i + 2 + n]!r}")
+            out.append(chr(code))
             i += 2 + n
         elif re.match(r"[0-7]{3}", text[i + 1:i + 4]):
             out.append(chr(int(text[i + 1:i + 4], 8)))
@@ -325,13 +328,21 @@ def _physical_lines(text: str) -> list[str]:
     return lines
 
 
+def _byte_len(text: str) -> int:
+    """Length in bytes as udev reads the file (undecodable bytes kept as surrogates count 1)."""
+    try:
+        return len(text.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:  # a surrogate that stands for no byte
+        return len(text.encode("utf-8", "surrogatepass"))
+
+
 def parse_udev_rules_file(text: str) -> ParsedRules:
     rules: list[UdevRule] = []
     continuation: str | None = None
     too_long = False
     physical = _physical_lines(text)
     for n, raw in enumerate(physical, 1):
-        if len(raw.encode("utf-8", "surrogateescape")) >= LINE_SIZE:
+        if len(raw) >= LINE_SIZE // 4 and _byte_len(raw) >= LINE_SIZE:
             lenient = parse_udev_rules_file("\n".join(physical[:n - 1] + [""] + physical[n:])).rules
             why = f"line {n} is {len(raw)} bytes long (udev reads lines shorter than {LINE_SIZE} bytes) and " \
                   f"udev ignores the whole file"
