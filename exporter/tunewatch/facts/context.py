@@ -13,7 +13,7 @@ from typing import Callable
 
 from ..errors import FactError, ParseError
 from ..fs import FS, is_network_fstype
-from . import boot, cpus, ethtool, host, interfaces, irqs, mounts, processes, services, sysctl, tuned, vmware
+from . import boot, cpus, ethtool, host, interfaces, irqs, mounts, processes, services, sysctl, tuned, udev, vmware
 
 
 class ScanTimeout(FactError):
@@ -101,6 +101,12 @@ class Facts:
     @fact
     def persisted_ethtool(self):
         return boot.persisted_ethtool(self.fs, self.boot_scripts)
+
+    @fact
+    def udev_rules(self):
+        """The udev rules of the next boot, parsed once per scan (facts/udev.py caches them
+        per FS too, so netconfig's readers share them)."""
+        return udev.read_rules(self.fs)
 
     @fact
     def vmx_files(self):
