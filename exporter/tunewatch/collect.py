@@ -47,7 +47,7 @@ LARGE_MAX_BYTES = {"proc/interrupts": INTERRUPTS_MAX_BYTES, "proc/stat": TEXT_MA
                    "proc/self/mountinfo": TEXT_MAX_BYTES, "proc/1/mountinfo": TEXT_MAX_BYTES}
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 
-IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "etc/os-release", "usr/lib/os-release",
+IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/kernel/random/boot_id", "etc/os-release", "usr/lib/os-release",
             "proc/stat", "sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",

@@ -17,7 +17,7 @@ def to_dict(result: ScanResult) -> dict:
         "tool": result.tool, "version": result.version, "profile": result.profile, "root": result.root,
         "content_digest": result.content_digest,
         "host": {"hostname": host.hostname, "platform": host.platform, "kernel": host.kernel, "os": host.os_name,
-                 "boot_time": host.boot_time} if host else None,
+                 "boot_time": host.boot_time, "boot_id": host.boot_id} if host else None,
         "summary": result.summary,
         "scan": {"started_at": result.started_at, "duration_seconds": round(result.duration_seconds, 6)},
         "results": [{

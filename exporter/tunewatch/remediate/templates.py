@@ -129,7 +129,7 @@ def bdi_readahead(ctx: Context, sel, result):
         m = mounts[obj.object]
         path = f"sys/class/bdi/{m.major}:{m.minor}/read_ahead_kb"
         yield Step(sel.check.id, obj.object, RUNTIME, f"read_ahead_kb {sel.vars['read_ahead_kb']} on /{path}",
-                   Command(("tw_write", f"/{path}", str(sel.vars["read_ahead_kb"])), f"cat /{path}",
+                   Command(("tw_write", f"/{path}", str(sel.vars["read_ahead_kb"])), f'cat "$R"/{path}',
                            str(sel.vars["read_ahead_kb"])))
 
 
