@@ -14,6 +14,7 @@ import textwrap
 from . import __version__, engine
 from .content import Content, did_you_mean, shipped_dir
 from .errors import ContentError, TunewatchError
+from .sources import cite
 
 FORMATS = ("text", "json", "junit", "prometheus", "html", "xccdf", "arf")
 FILE = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # shtab's file completion
@@ -286,8 +287,7 @@ def cmd_checks(args) -> int:
                     print(f"    {k}: {v}")
             print("  references:")
             for ref in c.references:
-                print(f"    - {ref.get('seed') and 'seed ' + ref['seed'] + ': ' or ''}{ref['title']}"
-                      f"{' ' + ref['url'] if ref.get('url') else ''}")
+                print(f"    - {cite(ref)}" + (f"\n      {ref['url']}" if ref.get("url") else ""))
         print()
     return 0
 

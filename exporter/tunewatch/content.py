@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from . import __version__, kinds
 from .errors import ContentError, FactError
+from .sources import load_sources, resolve, sources_path
 from .yamlsrc import MAX_BYTES, Document, load_yaml, validate
 
 CACHE_FORMAT = 1
@@ -144,8 +145,10 @@ class Content:
         self.checks: dict[str, Check] = {}
         self.profiles: dict[str, Profile] = {}
         check_files, profile_files = self._content_files()
-        key = self._cache_key(check_files + profile_files) if use_cache else None
+        sources = [sources_path(self.directory)] if os.path.exists(sources_path(self.directory)) else []
+        key = self._cache_key(check_files + profile_files + sources) if use_cache else None
         if key is not None and self._load_cache(key):
+            self._resolve_references()
             return
         digest = hashlib.sha256()
         self._validators  # noqa: B018 - a broken schema is reported before any check
@@ -155,12 +158,21 @@ class Content:
         for path in profile_files:
             profile = self._load_profile(path, digest)
             self.profiles[profile.id] = profile
+        self._resolve_references(digest)
         self.digest = digest.hexdigest()[:12]
         for profile in self.profiles.values():  # catch unknown ids and bad vars at load time
             self.resolve(profile.id)
         self._vars_checked = True
         if key is not None:
             self._save_cache(key)
+
+    def _resolve_references(self, digest=None) -> None:
+        """Seeds in checks' references become title, publisher and URL (checks/references.yaml)."""
+        sources = load_sources(self.directory)
+        if digest is not None:
+            digest.update(json.dumps(sources, sort_keys=True).encode())
+        for check in self.checks.values():
+            check.references = resolve(check.id, check.doc.data["references"], sources, check.doc.path)
 
     def _content_files(self) -> tuple[list[str], list[str]]:
         checks = []
