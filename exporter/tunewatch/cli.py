@@ -1,6 +1,6 @@
 """tunewatch command line: scan, collect, serve, checks, profiles, validate-content.
 
-Exit codes (SPEC §4): 0 nothing fails, 2 something fails or errors, 1 usage or content error.
+Exit codes: 0 nothing fails, 2 something fails or errors, 1 usage or content error.
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ def _scan_args(p: argparse.ArgumentParser) -> None:
                    help="run only this check of the profile (repeatable; a check id or its XCCDF rule id)")
     p.add_argument("--skip-rule", action="append", default=[], metavar="CHECK",
                    help="leave this check of the profile out (repeatable)")
+    p.add_argument("--allow-partial-root", dest="allow_partial_root", action="store_true",
+                   help="scan a --root that has none of proc/, sys/ and etc/os-release (a partial snapshot): "
+                        "without it such a root is refused with exit code 1, since it looks like no host")
     _content_args(p)
 
 
@@ -92,10 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(f"--output-{fmt}", dest="report", action="append", metavar="FILE",
                        type=lambda path, fmt=fmt: (fmt, path), help=f"same as --report {fmt}=FILE"
                        ).complete = FILE  # type: ignore[attr-defined]
-    p.add_argument("--runbook-url", metavar="URL", default=os.environ.get("TUNEWATCH_RUNBOOK_URL"),
-                   help="html: link each check to URL#<check id> (default: $TUNEWATCH_RUNBOOK_URL, else the "
-                        "docs/runbook.md shipped with tunewatch)")
-    p.add_argument("--verbose", "-v", action="store_true", help="text: list passing objects too")
+    p.add_argument("--runbook-url", metavar="URL", default=os.environ.get("TUNEWATCH_RUNBOOK_URL") or None,
+                   help="html: link each check to URL#<check id>, the published runbook (default: "
+                        "$TUNEWATCH_RUNBOOK_URL; without either the report embeds each check's runbook section)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="text: list passing objects and every not-applicable check too")
+    p.add_argument("--quiet", "-q", action="store_true", help="text: only checks that fail or error")
+    p.add_argument("--brief", action="store_true", help="text: one line per check, no objects")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text colours (default: auto)")
     p.add_argument("--timeout", type=_seconds, default=engine.DEFAULT_TIMEOUT_S, metavar="DURATION",
                    help="wall-clock limit of the scan, e.g. 60s or 2m (default: 60s); checks not decided by "
@@ -103,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("collect", help="write a snapshot of this host's facts to DIR")
     p.add_argument("directory", metavar="DIR")
+    p.add_argument("--verbose", "-v", action="store_true", help="list every file skipped (default: one summary line)")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)
     _content_args(p)
 
@@ -191,10 +198,29 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def cmd_scan(args) -> int:
-    content, profile, waivers = _load(args)
+HOST_MARKERS = ("proc", "sys", "etc/os-release")
+
+
+def check_root(args) -> None:
+    """A --root with none of proc/, sys/ and etc/os-release is no host: every runtime check
+    would be unreadable and "nothing configured" would pass persistent checks. Refuse it
+    (exit 1) unless --allow-partial-root; warn when only some are missing."""
     if not os.path.isdir(args.root):
         raise ContentError(args.root, "--root is not a directory")
+    missing = [m for m in HOST_MARKERS if not os.path.exists(os.path.join(args.root, m))]
+    if not missing or getattr(args, "allow_partial_root", False):
+        return
+    if len(missing) == len(HOST_MARKERS):
+        raise ContentError(args.root, "--root looks like no host: it has none of proc/, sys/ and etc/os-release "
+                                      "(a snapshot from `tunewatch collect` has all three); give "
+                                      "--allow-partial-root to scan it anyway")
+    print(f"tunewatch: warning: --root {args.root} has no {' or '.join(missing)}: checks that read them are "
+          "unreadable (error), not passing", file=sys.stderr)
+
+
+def cmd_scan(args) -> int:
+    content, profile, waivers = _load(args)
+    check_root(args)
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
     if sum(path is None for _, path in reports) > 1:
         raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
@@ -237,7 +263,7 @@ def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
     from .outputs.report import render_text
     colour = args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
                                         and not os.environ.get("NO_COLOR"))
-    return render_text(result, colour, args.verbose)
+    return render_text(result, colour, args.verbose, quiet=args.quiet, brief=args.brief)
 
 
 def cmd_serve(args) -> int:
@@ -260,7 +286,7 @@ def cmd_serve(args) -> int:
 def cmd_collect(args) -> int:
     from .collect import collect
     content = Content(args.content)
-    written = collect(args.root, args.directory, content)
+    written = collect(args.root, args.directory, content, verbose=args.verbose)
     print(f"wrote {written} files to {args.directory}; scan it with: tunewatch scan --root {args.directory}")
     return 0
 
