@@ -964,7 +964,7 @@ def _accelerated_networking():
              objects={"eth0": "fail"})
     azure_host(r)
     an_pair(r, msi=range(24, 33), vf_state="down")
-    # SPEC 2: Azure's DMI chassis asset tag 7783-7084-3265-9085-8269-3286-77; Hyper-V on premises
+    # docs/snapshot-contract.md: Azure's DMI chassis asset tag 7783-7084-3265-9085-8269-3286-77; Hyper-V on premises
     # reports sys_vendor "Microsoft Corporation" too, without Azure services
     r = Root(K, "azure_vendor_without_asset_tag.notapplicable", C,
              "Hyper-V on premises: vendor Microsoft Corporation, no Azure asset tag, hv_netvsc without VF")
