@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 
 from ..facts import netconfig
-from .base import FAIL, PASS, ObjectResult, Target
+from ._predict import complete, configured_by
+from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target
 
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
 _REGEX = {"type": "string", "format": "regex"}
@@ -82,7 +83,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
                          if s.problem is None and re.search(spec["pattern"], code[s.source])]
         if hits:
             results.append(ObjectResult(iface.name, PASS, "pinned at boot", ", ".join(hits),
-                                        f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}"))
+                                        f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}",
+                                        predicted="pinned", source=configured_by(", ".join(hits))))
             continue
         names = [iface.name, *filter(None, [iface.master])]
         notes = [s.problem for s in scripts if s.problem and any(_names(n, code[s.source]) for n in names)]
@@ -90,8 +92,22 @@ def evaluate(t: Target) -> list[ObjectResult]:
             notes += [f"{s.source} pins {iface.master}, whose hv_netvsc device has no IRQs of its own"
                       for s in pinning if _names(iface.master, code[s.source])]
         hint = "; ".join(dict.fromkeys(notes))
+        source = (f"never applied: {hint}" if hint else
+                  f"driver default (the IRQ affinity {iface.driver} and irqbalance leave; nothing pins it at boot)")
         results.append(ObjectResult(iface.name, FAIL, "pinned at boot", "no boot mechanism",
                                     f"nothing pins {iface.name}'s IRQs at boot" + (f" ({hint})" if hint else "") +
                                     f": add a NetworkManager dispatcher script, an enabled systemd unit or a udev "
-                                    f"rule running set_irq_affinity_cpulist.sh for {iface.name}"))
-    return results
+                                    f"rule running set_irq_affinity_cpulist.sh for {iface.name}",
+                                    predicted=UNKNOWN, source=source, fix=_fix(iface)))
+    return complete(results)
+
+
+def _fix(iface) -> Fix:
+    # the rule `tunewatch remediate` writes (remediate/nic.py `_irq_udev_rules()`); CPULIST
+    # is the runtime check's allowed CPUs, which this kind does not know
+    return Fix(file=f"/etc/udev/rules.d/99-tunewatch-irq-affinity-{iface.driver}.rules",
+               change=f'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="{iface.driver}", '
+                      f'RUN+="/usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh CPULIST %k"',
+               note=f"CPULIST: the CPUs nic-irq-affinity allows; or a NetworkManager dispatcher script or enabled "
+                    f"systemd unit that pins {iface.name}'s IRQs (tunewatch remediate writes both the rule and the "
+                    "script)")

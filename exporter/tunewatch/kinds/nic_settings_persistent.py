@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from .base import FAIL, PASS, ObjectResult, Target, as_number, per_object
+from ._predict import complete, configured_by
+from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target, as_number, per_object
 
 VARS_SCHEMA = {
     "type": "object", "required": ["requirements"], "additionalProperties": False,
@@ -62,6 +63,28 @@ def _script_entries(t: Target, iface) -> list[tuple[str, dict]]:
     return found
 
 
+_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
+
+
+def _fix(iface, required: dict, missing_keys: list[str]) -> Fix:
+    """An ethtool command per group of missing settings, to run at boot for this interface
+    (the runtime command too); the persistent file is the consumer's choice (note)."""
+    wanted = {k: v for k, v in required.items() if k in missing_keys}
+    by_option: dict[str, list[str]] = {}
+    for key, value in wanted.items():
+        section, name = key.split(".", 1)
+        by_option.setdefault(_OPTION[section], []).extend([name, _target_value(value)])
+    command = " && ".join(f"ethtool {opt} {iface.name} {' '.join(words)}" for opt, words in by_option.items())
+    return Fix(command=command,
+               note=f"make it persistent for {iface.name} itself: ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS, a NetworkManager "
+                    "[ethtool] setting, a systemd .link file or a udev rule matching its driver")
+
+
+def _target_value(wanted) -> str:
+    wanted = str(wanted)
+    return wanted[2:].strip() if wanted.startswith("<=") else wanted
+
+
 def evaluate(t: Target) -> list[ObjectResult]:
     persisted = t.facts.persisted_ethtool
 
@@ -71,20 +94,28 @@ def evaluate(t: Target) -> list[ObjectResult]:
             if iface.driver in req["drivers"]:
                 required.update(req["settings"])
         if not required:
-            return ObjectResult(iface.name, PASS, "-", "-", f"nothing to persist for the {iface.driver} driver")
+            return ObjectResult(iface.name, PASS, "-", "-", f"nothing to persist for the {iface.driver} driver",
+                                predicted="-", source="nothing required for the driver")
         want = " ".join(f"{k} {v}" for k, v in required.items())
         mine = [e for e in persisted if iface.name in e.targets]
         applied = [(e.source, e.settings) for e in mine if not e.problem] + _script_entries(t, iface)
-        found, missing = [], []
+        found, missing, predicted, sources = [], [], [], []
         for key, wanted in required.items():
-            hits = [src for src, settings in applied if key in settings and _satisfies(settings[key], wanted)]
-            wrong = [f"{settings[key]} by {src}" for src, settings in applied if key in settings and src not in hits]
+            hits = [(src, settings[key]) for src, settings in applied if key in settings
+                    and _satisfies(settings[key], wanted)]
+            wrong = [(src, settings[key]) for src, settings in applied if key in settings
+                     and not _satisfies(settings[key], wanted)]
             if hits:
-                found.append(f"{key} via {hits[0]}")
+                found.append(f"{key} via {hits[0][0]}")
             else:
-                missing.append(f"{key} (set to {'; '.join(wrong)})" if wrong else key)
+                missing.append(f"{key} (set to {'; '.join(f'{v} by {src}' for src, v in wrong)})" if wrong else key)
+            src, value = (hits or wrong or [(None, UNKNOWN)])[0]
+            predicted.append(f"{key}={value}")
+            sources.append(f"{key}: {configured_by(src)}" if src else f"{key}: not configured; the driver default "
+                                                                      "is unknown")
+        boot = dict(predicted="; ".join(predicted), source="; ".join(sources))
         if not missing:
-            return ObjectResult(iface.name, PASS, want, "; ".join(found), f"{iface.name}: " + "; ".join(found))
+            return ObjectResult(iface.name, PASS, want, "; ".join(found), f"{iface.name}: " + "; ".join(found), **boot)
         notes = [f"{e.source}: {e.problem}" for e in mine if e.problem]
         names = [iface.name, *filter(None, [iface.master])]
         notes += [s.problem for s in t.facts.boot_scripts  # scripts that would have configured it, never run
@@ -96,9 +127,11 @@ def evaluate(t: Target) -> list[ObjectResult]:
             notes.append(f"configured only for {iface.master or ', '.join(iface.lowers)} by {', '.join(elsewhere)}, "
                          f"which does not reach {iface.name}")
         hint = ("; ".join(dict.fromkeys(notes)) + "; ") if notes else ""
+        missing_keys = [m.split(" ", 1)[0] for m in missing]
         return ObjectResult(iface.name, FAIL, want, "missing: " + ", ".join(missing),
                             f"{iface.name}: {', '.join(missing)} not configured for boot; {hint}configure "
                             f"{iface.name} itself (ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "
-                            f"a systemd .link file or a udev rule matching its driver)")
+                            f"a systemd .link file or a udev rule matching its driver)",
+                            fix=_fix(iface, required, missing_keys), **boot)
 
-    return per_object(t.interfaces(), lambda i: i.name, one)
+    return complete(per_object(t.interfaces(), lambda i: i.name, one))

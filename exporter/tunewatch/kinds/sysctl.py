@@ -8,7 +8,9 @@ the wanted value, and names each one's value and source when they differ.
 from __future__ import annotations
 
 from ..errors import FactError
-from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, as_number
+from .base import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting, Target, as_number
+
+SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
 
 VARS_SCHEMA = {
     "type": "object", "required": ["settings", "source"], "additionalProperties": False,
@@ -42,7 +44,12 @@ def _runtime(t: Target, key: str, expected) -> ObjectResult:
     if _same(actual, expected):
         return ObjectResult(key, PASS, str(expected), actual, f"{key} = {actual} (runtime)", setting)
     return ObjectResult(key, FAIL, str(expected), actual,
-                        f"{key} is {actual}, want {expected}: sysctl -w {key}={expected}", setting)
+                        f"{key} is {actual}, want {expected}: sysctl -w {key}={expected}", setting,
+                        fix=Fix(command=f"sysctl -w {key}={expected}"))
+
+
+def _origin(value) -> str:
+    return f"configured by {value.source}"
 
 
 def _configured(boot, key: str, expected) -> ObjectResult:
@@ -53,25 +60,36 @@ def _configured(boot, key: str, expected) -> ObjectResult:
     setting = [Setting(key, as_number(final.value) if final else None, as_number(expected))]
     shown = "; ".join(f"after {name}: {v.value} ({v.source})" if v else f"{name}: not set" for name, v in views)
     fix = f"add '{key} = {expected}' to a file in /etc/sysctl.d/"
+    file_fix = Fix(file=SYSCTL_FILE, change=f"{key} = {expected}")
     if not views:
         return ObjectResult(key, FAIL, str(expected), "no consumer",
-                            f"{key}: neither systemd-sysctl nor tuned applies sysctls at boot on this host", setting)
+                            f"{key}: neither systemd-sysctl nor tuned applies sysctls at boot on this host", setting,
+                            predicted=UNKNOWN, source="never applied: systemd-sysctl is masked and tuned does not run",
+                            fix=Fix(command="systemctl unmask systemd-sysctl.service", file=SYSCTL_FILE,
+                                    change=f"{key} = {expected}"))
     if final is None:
-        hint = ""
+        hint, source = "", "not configured; the default is unknown"
         in_conf = boot.sysctl_conf.get(key)
         if in_conf and not boot.sysctl_conf_linked:
             hint = (f"; {in_conf.source} sets {in_conf.value} but systemd-sysctl reads /etc/sysctl.conf only "
                     "through a sysctl.d link (99-sysctl.conf -> ../sysctl.conf), and there is none")
+            source = (f"never applied: {in_conf.source} is read by systemd-sysctl only through a sysctl.d link "
+                      "(99-sysctl.conf -> ../sysctl.conf)")
         return ObjectResult(key, FAIL, str(expected), "not configured",
-                            f"{key} is not configured for boot{hint}: {fix}", setting)
+                            f"{key} is not configured for boot{hint}: {fix}", setting,
+                            predicted=UNKNOWN, source=source, fix=file_fix)
     set_views = [(name, v) for name, v in views if v is not None]
     if all(_same(v.value, expected) for _, v in set_views):
-        return ObjectResult(key, PASS, str(expected), final.value, f"{key} = {final.value} at boot: {shown}", setting)
+        return ObjectResult(key, PASS, str(expected), final.value, f"{key} = {final.value} at boot: {shown}", setting,
+                            predicted=final.value, source=_origin(final))
     actual = " / ".join(f"{v.value} ({name})" for name, v in set_views)
     verb = "disagree" if len({v.value for _, v in set_views}) > 1 else "set a wrong value"
+    wrong = sorted({v.source.split(":")[0] for _, v in set_views if not _same(v.value, expected)})
     return ObjectResult(key, FAIL, str(expected), actual,
                         f"{key}: boot-time consumers {verb}: {shown}; want {expected} from each: {fix} "
-                        "and remove the other values", setting)
+                        "and remove the other values", setting, predicted=final.value, source=_origin(final),
+                        fix=Fix(file=SYSCTL_FILE, change=f"{key} = {expected}",
+                                note=f"remove the other values of {key} from {', '.join(wrong)}"))
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
