@@ -73,10 +73,10 @@ td.fix { background: #fff8e1; border-left: 3px solid #ffb300; }
 code { font-family: ui-monospace, monospace; background: #f5f5f5; padding: 1px 4px; border-radius: 3px; }
 details { margin-top: 6px; }
 summary { cursor: pointer; color: #546e7a; }
-td.fix pre, .runbook pre { background: #f5f5f5; padding: 6px 8px; margin: 4px 0; overflow-x: auto;
-                            font: 12px/1.4 ui-monospace, monospace; }
+pre { background: #f5f5f5; padding: 4px 8px; margin: 2px 0; overflow-x: auto; max-width: 100%;
+      font: 12px/1.4 ui-monospace, monospace; white-space: pre-wrap; }
+li pre, td pre { margin: 2px 0; }
 .runbook { border-left: 3px solid #90a4ae; padding: 2px 10px; margin: 6px 0; }
-.remediate code { white-space: nowrap; }
 footer { color: #757575; padding: 8px 24px 24px; font-size: 12px; }
 """
 
@@ -104,14 +104,14 @@ def _fix_html(fix: dict) -> str:
     """A fix as a reader applies it: the command, the file and what it must hold, a note."""
     parts = []
     if fix.get("command"):
-        parts.append(f"<code>{_words(fix['command'])}</code>")
+        parts.append(f"<code>{_words(fix['command'])}</code><br>")
     if fix.get("file"):
-        parts.append(f"in {_name(fix['file'])}:" + (f"<pre>{escape(fix['change'])}</pre>" if fix.get("change") else ""))
+        parts.append(f"in {_name(fix['file'])}:" + (f"<pre>{escape(fix['change'])}</pre>" if fix.get("change") else "<br>"))
     elif fix.get("change"):
         parts.append(f"<pre>{escape(fix['change'])}</pre>")
     if fix.get("note"):
         parts.append(f"<span>{_words(fix['note'])}</span>")
-    return "<br>".join(parts)
+    return "".join(parts)
 
 
 def _rank(r: dict) -> tuple:
@@ -193,9 +193,9 @@ def _check_section(r: dict, check, runbook: str | None, sections: dict[str, str]
 
 def _remediate_hint(d: dict) -> str:
     argv = f"tunewatch remediate --root {shlex.quote(str(d['root']))} --profile {shlex.quote(str(d['profile']))}"
-    return (f'<p class="remediate">All of these fixes as a reviewed script or playbook, for this host and this boot: '
-            f"<code>{escape(argv)} -o fix.sh</code> (bash) or <code>{escape(argv)} --format ansible -o fix.yml</code>; "
-            "both refuse to run on another host or after a reboot.</p>")
+    return ('<div class="remediate"><p>All of these fixes as one script or playbook to review and run, for this host '
+            "and this boot (both refuse to run on another host or after a reboot):</p>"
+            f"<pre>{escape(argv)} -o fix.sh\n{escape(argv)} --format ansible -o fix.yml</pre></div>")
 
 
 def _fix_first(results: list[dict], runbook: str | None, d: dict) -> str:

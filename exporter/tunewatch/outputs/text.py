@@ -22,7 +22,7 @@ _COLOURS = {"pass": "32", "fail": "31", "error": "35", "waived": "36", "notappli
 _ORDER = ("fail", "error", "waived", "pass", "notapplicable")
 _STATUS_WIDTH = 14  # "NOTAPPLICABLE" + a space
 _OBJ_INDENT = " " * 4
-_OBJ_STATUS = 7  # "error" + 2; a longer status (notapplicable, --verbose only) pushes its text right
+_OBJ_STATUS = _STATUS_WIDTH - 4  # object text under its check's title; "notapplicable" (--verbose) pushes it right
 
 
 def terminal_width() -> int:
