@@ -18,9 +18,10 @@ local ratio(by) =
   },
   local runbookLink = { title: 'Runbook: ${__value.raw}', url: c.runbookURLBase + '#${__value.raw}' },
 
-  // Down (serve targets always; other targets while they had results), results gone, stale.
+  // Down (serve targets always; other targets while they had results), results gone, stale:
+  // one row per target, whatever the number of reasons.
   local notReporting = |||
-    (
+    group by (instance, job) (
         up{%(serve)s, instance=~"$instance"} == 0
       or
         (up{%(s)s} == 0 and on(instance, job) group by (instance, job) (present_over_time(tunewatch_build_info{%(s)s}[%(mem)s])))
