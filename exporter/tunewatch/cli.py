@@ -14,6 +14,7 @@ import textwrap
 from . import __version__, engine
 from .content import Content, did_you_mean, shipped_dir
 from .errors import ContentError, TunewatchError
+from .rootcheck import check_root
 from .sources import cite
 
 FORMATS = ("text", "json", "junit", "prometheus", "html", "xccdf", "arf")
@@ -196,26 +197,6 @@ def _write(text: str, output: str | None) -> None:
             f.write(text)
     else:
         sys.stdout.write(text)
-
-
-HOST_MARKERS = ("proc", "sys", "etc/os-release")
-
-
-def check_root(args) -> None:
-    """A --root with none of proc/, sys/ and etc/os-release is no host: every runtime check
-    would be unreadable and "nothing configured" would pass persistent checks. Refuse it
-    (exit 1) unless --allow-partial-root; warn when only some are missing."""
-    if not os.path.isdir(args.root):
-        raise ContentError(args.root, "--root is not a directory")
-    missing = [m for m in HOST_MARKERS if not os.path.exists(os.path.join(args.root, m))]
-    if not missing or getattr(args, "allow_partial_root", False):
-        return
-    if len(missing) == len(HOST_MARKERS):
-        raise ContentError(args.root, "--root looks like no host: it has none of proc/, sys/ and etc/os-release "
-                                      "(a snapshot from `tunewatch collect` has all three); give "
-                                      "--allow-partial-root to scan it anyway")
-    print(f"tunewatch: warning: --root {args.root} has no {' or '.join(missing)}: checks that read them are "
-          "unreadable (error), not passing", file=sys.stderr)
 
 
 def cmd_scan(args) -> int:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from . import __version__, kinds
 from .errors import ContentError, FactError
-from .sources import load_sources, resolve, sources_path
+from .sources import resolve_all, sources_path
 from .yamlsrc import MAX_BYTES, Document, load_yaml, validate
 
 CACHE_FORMAT = 1
@@ -167,12 +167,7 @@ class Content:
             self._save_cache(key)
 
     def _resolve_references(self, digest=None) -> None:
-        """Seeds in checks' references become title, publisher and URL (checks/references.yaml)."""
-        sources = load_sources(self.directory)
-        if digest is not None:
-            digest.update(json.dumps(sources, sort_keys=True).encode())
-        for check in self.checks.values():
-            check.references = resolve(check.id, check.doc.data["references"], sources, check.doc.path)
+        resolve_all(self.checks.values(), self.directory, digest)
 
     def _content_files(self) -> tuple[list[str], list[str]]:
         checks = []

@@ -63,6 +63,17 @@ def resolve(check_id: str, references: list[dict], sources: dict[str, dict], pat
     return resolved
 
 
+def resolve_all(checks, directory: str, digest=None) -> None:
+    """Seeds in checks' references become title, publisher and URL; the sources count in the
+    content digest (reports name them)."""
+    import json
+    sources = load_sources(directory)
+    if digest is not None:
+        digest.update(json.dumps(sources, sort_keys=True).encode())
+    for check in checks:
+        check.references = resolve(check.id, check.doc.data["references"], sources, check.doc.path)
+
+
 def cite(ref: dict) -> str:
     """"Title", Publisher, date (section): one line naming the article for a reader."""
     parts = [f"\u201c{ref['title']}\u201d"] + [ref[k] for k in ("publisher", "date") if ref.get(k)]
