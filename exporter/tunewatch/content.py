@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 from . import __version__, kinds
 from .errors import ContentError, FactError
-from .sources import resolve_all, sources_path
+from .sources import load_sources, resolve_all, sources_path
 from .yamlsrc import MAX_BYTES, Document, load_yaml, validate
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the cache holds checks/references.yaml too
 
 CHECK_AREAS = ("network", "storage", "vmware", "system")
 
@@ -148,7 +148,6 @@ class Content:
         sources = [sources_path(self.directory)] if os.path.exists(sources_path(self.directory)) else []
         key = self._cache_key(check_files + profile_files + sources) if use_cache else None
         if key is not None and self._load_cache(key):
-            self._resolve_references()
             return
         digest = hashlib.sha256()
         self._validators  # noqa: B018 - a broken schema is reported before any check
@@ -158,6 +157,7 @@ class Content:
         for path in profile_files:
             profile = self._load_profile(path, digest)
             self.profiles[profile.id] = profile
+        self._sources = load_sources(self.directory)
         self._resolve_references(digest)
         self.digest = digest.hexdigest()[:12]
         for profile in self.profiles.values():  # catch unknown ids and bad vars at load time
@@ -167,7 +167,7 @@ class Content:
             self._save_cache(key)
 
     def _resolve_references(self, digest=None) -> None:
-        resolve_all(self.checks.values(), self.directory, digest)
+        resolve_all(self.checks.values(), self._sources, digest)
 
     def _content_files(self) -> tuple[list[str], list[str]]:
         checks = []
@@ -210,11 +210,14 @@ class Content:
             checks = [self._check_from(Document(*entry)) for entry in cached["checks"]]
             profiles = [self._profile_from(Document(*entry)) for entry in cached["profiles"]]
             digest = cached["digest"]
+            sources = cached["sources"]
         except Exception:  # noqa: BLE001 - any damage: validate again
             self.checks, self.profiles = {}, {}
             return False
         self.checks = {c.id: c for c in checks}
         self.profiles = {p.id: p for p in profiles}
+        self._sources = sources  # checks/references.yaml as validated (part of the key): no YAML here
+        self._resolve_references()
         self.digest = digest
         self._vars_checked = True
         return True
@@ -222,7 +225,8 @@ class Content:
     def _save_cache(self, key: str) -> None:
         entries = {"key": key, "digest": self.digest,
                    "checks": [(c.doc.path, c.doc.data, c.doc.lines) for c in self.checks.values()],
-                   "profiles": [(p.doc.path, p.doc.data, p.doc.lines) for p in self.profiles.values()]}
+                   "profiles": [(p.doc.path, p.doc.data, p.doc.lines) for p in self.profiles.values()],
+                   "sources": self._sources}
         import tempfile
 
         try:

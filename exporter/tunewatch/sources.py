@@ -63,11 +63,10 @@ def resolve(check_id: str, references: list[dict], sources: dict[str, dict], pat
     return resolved
 
 
-def resolve_all(checks, directory: str, digest=None) -> None:
+def resolve_all(checks, sources: dict[str, dict], digest=None) -> None:
     """Seeds in checks' references become title, publisher and URL; the sources count in the
     content digest (reports name them)."""
     import json
-    sources = load_sources(directory)
     if digest is not None:
         digest.update(json.dumps(sources, sort_keys=True).encode())
     for check in checks:
