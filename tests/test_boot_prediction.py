@@ -18,7 +18,7 @@ EXAMPLES = Path(__file__).parent / "snapshots" / "examples"
 # the kinds with a `-persistent` form (SPEC section 3); their runtime forms get `fix` too
 PERSISTENT_KINDS = {"irq_affinity_persistent", "nic_settings_persistent", "service_disabled", "sysctl",
                     "nfs_mount_options", "nfs_nconnect"}
-SOURCES = ("configured by ", "driver default", "module default", "never applied: ", "not configured",
+SOURCES = ("configured by ", "driver default", "module default", "kernel default", "never applied: ", "not configured",
            "not installed", "disabled", "nothing required", "could not predict")
 
 
@@ -36,8 +36,8 @@ def _assert_data(result) -> None:
             assert o.predicted, f"{result.check} {o.object}: no predicted value ({o.message})"
             assert o.source, f"{result.check} {o.object}: no source"
             # several settings of one object: "key: source; key: source"
-            parts = [p.split(": ", 1)[1] for p in re.split(r"; (?=[\w.-]+: )", o.source)] \
-                if result.kind == "nic_settings_persistent" else [o.source]
+            parts = [re.sub(r"^(channels|rings|coalesce|features)\.[\w-]+: ", "", p)
+                     for p in re.split(r"; (?=(?:channels|rings|coalesce|features)\.[\w-]+: )", o.source)]
             assert all(p.startswith(SOURCES) for p in parts), f"{result.check} {o.object}: source {o.source!r}"
         if o.status == "fail":
             assert o.fix is not None and o.fix.to_dict(), f"{result.check} {o.object}: failing without a fix"

@@ -164,7 +164,7 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
     scan timed out. `on_result` sees each check's result as soon as it is decided."""
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
-    facts = Facts(FS(root), _module_params(profile), deadline)
+    facts = Facts(FS(root), _module_params(profile), deadline, content.defaults)
     today = today or dt.datetime.now(dt.timezone.utc).date()
     results = []
     for sel in profile.checks:

@@ -1438,14 +1438,16 @@ UUID=3C5E-7A91          /boot/efi               vfat    defaults,uid=0,gid=0,uma
     # read-ahead for NFS bdis (seed 003, exactly as given)
     r.write("etc/udev/rules.d/99-nfs.rules", SAS_UDEV_RULE)
 
-    # RPC slot tables: runtime, sysctl.d and the sunrpc module option
+    # RPC slot tables: runtime, sysctl.d and the sunrpc module options. sunrpc loads after
+    # systemd-sysctl (with the first NFS mount), so the sysctl.d file alone would not reach it
+    # at boot (SPEC 2 "Boot prediction"); the module options set both when it loads.
     r.value("proc/sys/sunrpc/tcp_slot_table_entries", 128)
     r.value("proc/sys/sunrpc/tcp_max_slot_table_entries", 128)
     r.write("etc/sysctl.d/90-sas-anf.conf", """# SAS Grid on Azure NetApp Files: ANF allows 128 outstanding RPCs per TCP connection
 sunrpc.tcp_max_slot_table_entries = 128
 sunrpc.tcp_slot_table_entries = 128
 """)
-    r.write("etc/modprobe.d/sunrpc.conf", "options sunrpc tcp_max_slot_table_entries=128\n")
+    r.write("etc/modprobe.d/sunrpc.conf", "options sunrpc tcp_max_slot_table_entries=128 tcp_slot_table_entries=128\n")
 
     # dirty page writeback: runtime and the custom tuned profile
     r.value("proc/sys/vm/dirty_bytes", 31457280)

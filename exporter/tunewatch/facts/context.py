@@ -13,7 +13,10 @@ from typing import Callable
 
 from ..errors import FactError, ParseError
 from ..fs import FS, is_network_fstype
-from . import boot, cpus, ethtool, host, interfaces, irqs, mounts, processes, services, sysctl, tuned, vmware
+from . import (boot, cpus, ethtool, host, interfaces, irqs, modules, mounts, processes, services, sysctl, tuned, udev,
+               vmware)
+from .defaults import Defaults
+from ..parsers.sysctl_command import find_sysctl_runs
 
 
 class ScanTimeout(FactError):
@@ -46,10 +49,12 @@ def fact(method: Callable) -> property:
 
 
 class Facts:
-    def __init__(self, fs: FS, module_params: dict[str, str] | None = None, deadline: float | None = None):
+    def __init__(self, fs: FS, module_params: dict[str, str] | None = None, deadline: float | None = None,
+                 defaults: Defaults | None = None):
         self.fs = fs
         self.deadline = deadline  # time.monotonic() after which no fact is read
         self.module_params = module_params or {}
+        self.defaults = defaults if defaults is not None else Defaults()  # content: checks/defaults
         self._facts: dict[str, tuple[bool, object]] = {}
         self._ethtool: dict[str, tuple[bool, object]] = {}
         self._affinity: dict[int, tuple[bool, object]] = {}
@@ -88,7 +93,31 @@ class Facts:
 
     @fact
     def sysctl_configured(self):
-        return sysctl.safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params)
+        return sysctl.safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params, self.modules_boot,
+                                       self.module_sysctl_hooks)
+
+    @fact
+    def modules_boot(self):
+        return modules.read_modules_boot(self.fs, self.host.kernel)
+
+    @fact
+    def udev_rules(self):
+        return udev.read_rules(self.fs)
+
+    @fact
+    def module_sysctl_hooks(self):
+        """Programs that apply sysctl files when a module of `module_params` loads: its
+        modprobe.d `install` line (run by modprobe, first), then the udev rules RUN for its
+        "add" event (SUBSYSTEM "module", KERNEL its name)."""
+        hooks = []
+        for module in sorted({p.split(".", 1)[0] for p in self.module_params}):
+            inst = self.modules_boot.install.get(module)
+            if inst is not None and inst.loads:
+                hooks += [sysctl.SysctlHook(module, f"{inst.source} (install)", run) for run in inst.runs]
+            out = udev.evaluate(self.udev_rules, udev.UdevDevice({"SUBSYSTEM": "module", "KERNEL": module}))
+            hooks += [sysctl.SysctlHook(module, f"{src}:{line}", run)
+                      for program, src, line in out.run for run in find_sysctl_runs(program)]
+        return hooks
 
     @fact
     def boot_scripts(self):
