@@ -75,6 +75,7 @@ OS = {
     "rhel84": 'NAME="Red Hat Enterprise Linux"\nVERSION="8.4 (Ootpa)"\nID="rhel"\nID_LIKE="fedora"\nVERSION_ID="8.4"\nPRETTY_NAME="Red Hat Enterprise Linux 8.4 (Ootpa)"\n',
     "rhel82": 'NAME="Red Hat Enterprise Linux"\nVERSION="8.2 (Ootpa)"\nID="rhel"\nID_LIKE="fedora"\nVERSION_ID="8.2"\nPRETTY_NAME="Red Hat Enterprise Linux 8.2 (Ootpa)"\n',
     "rhel86": 'NAME="Red Hat Enterprise Linux"\nVERSION="8.6 (Ootpa)"\nID="rhel"\nID_LIKE="fedora"\nVERSION_ID="8.6"\nPRETTY_NAME="Red Hat Enterprise Linux 8.6 (Ootpa)"\n',
+    "rhel10": 'NAME="Red Hat Enterprise Linux"\nVERSION="10.0 (Coughlan)"\nID="rhel"\nID_LIKE="centos fedora"\nVERSION_ID="10.0"\nPRETTY_NAME="Red Hat Enterprise Linux 10.0 (Coughlan)"\n',
     "ubuntu2004": 'NAME="Ubuntu"\nVERSION="20.04.6 LTS (Focal Fossa)"\nID=ubuntu\nID_LIKE=debian\nPRETTY_NAME="Ubuntu 20.04.6 LTS"\nVERSION_ID="20.04"\n',
 }
 
@@ -1221,6 +1222,65 @@ ExecStart=/usr/sbin/ethtool -G ens192 rx 512 rx-mini 0 tx 512
 [Install]
 WantedBy=multi-user.target
 """
+
+
+# Azure M416(s)_v2: 416 vCPUs in 8 NUMA nodes of 52
+NODES416 = {n: list(range(52 * n, 52 * (n + 1))) for n in range(8)}
+EL10_KERNEL = "6.12.0-55.12.1.el10_0.x86_64"
+
+
+def netvsc_scn(name, desc, *, kernel=AZ_KERNEL, os_key="sles15sp4", nodes=None, combined_max=64,
+               driver=bx.MLX5_DRIVER, **meta) -> Root:
+    """An AN pair whose VF is configured by a udev rule matching its driver; the hv_netvsc
+    master `eth0` has no configuration: judged by its driver default (checks/defaults)."""
+    r = Root("nic_settings_persistent", name, "nic-settings-persistent", desc, **meta)
+    azure_host(r, kernel=kernel, os_key=os_key, nodes=nodes or NODES32)
+    an_pair(r, msi=range(24, 33), vf_driver=driver)
+    r.json("ethtool/eth0.json", bx.ethtool_hv_netvsc(kernel, 8, combined_max))
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", VF_DRIVER_RULE.replace("mlx5_core", driver.rsplit("/", 1)[-1]))
+    return r
+
+
+@scenario("nic_settings_persistent")
+def _netvsc_defaults():
+    """SPEC 2 "Boot prediction": a setting nothing configures is judged by the driver default."""
+    netvsc_scn("netvsc_default_8_on_5_14.pass",
+               "Linux 5.14, 32 vCPUs: hv_netvsc opens min(8, vCPUs) = 8 channels (VRSS_CHANNEL_DEFAULT 8), "
+               "<= 16: the master needs no configuration", objects={"eth0": "pass", "enP1s1": "pass"})
+    netvsc_scn("netvsc_default_64_on_6_12_m416.fail",
+               "Linux 6.12 on an M416 (416 vCPUs): hv_netvsc opens 64 channels by default (commit \"net: netvsc: "
+               "Update default VMBus channels\"), above 16: the master must be configured",
+               kernel=EL10_KERNEL, os_key="rhel10", nodes=NODES416,
+               objects={"eth0": "fail", "enP1s1": "pass"})
+    netvsc_scn("netvsc_default_16_on_6_12_32_vcpus.pass",
+               "Linux 6.12 with 32 vCPUs: min(16, vCPUs) = 16 channels, within the limit",
+               kernel=EL10_KERNEL, os_key="rhel10", objects={"eth0": "pass"})
+    netvsc_scn("netvsc_default_6_12_capped_by_combined_max.pass",
+               "Linux 6.12 on 416 vCPUs, but the host offers at most 16 channels (combined-max 16): the default "
+               "is never above it", kernel=EL10_KERNEL, os_key="rhel10", nodes=NODES416, combined_max=16,
+               objects={"eth0": "pass"})
+    r = netvsc_scn("netvsc_6_12_m416_configured_16.pass",
+                   "the M416 on Linux 6.12 with the master configured to 16 channels (NetworkManager keyfile)",
+                   kernel=EL10_KERNEL, os_key="rhel10", nodes=NODES416, objects={"eth0": "pass"})
+    network_service(r, "NetworkManager.service")
+    r.write(KEYFILE.format(i="eth0"), "[connection]\nid=eth0\ntype=ethernet\ninterface-name=eth0\n\n[ethtool]\n"
+                                      "channels-combined=16\n", mode=0o600)
+    filestat(r, {KEYFILE.format(i="eth0"): SECURE})
+    r = netvsc_scn("vf_default_within_node_limit_sas.pass",
+                   "azure-sas-grid-anf (queues <= the node's CPUs): an mlx5 VF nothing configures comes back at "
+                   "min(64, combined-max 8) = 8 <= 16 CPUs of its node", profile="azure-sas-grid-anf",
+                   objects={"enP1s1": "pass", "eth0": "pass"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", "# the VF keeps its driver default\n")
+    ethtool_vf(r, combined=8, combined_max=8)
+    r = netvsc_scn("node_limit_applies_to_configured_value.fail",
+                   "ifcfg sets 16 channels on the master, but its NUMA node has 8 CPUs: nic-queue-count's limit "
+                   "is min(16, 8)", nodes=NODES16, objects={"eth0": "fail"})
+    network_service(r, "wicked.service")
+    r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
+    r = netvsc_scn("mana_default_unknown.fail",
+                   "a MANA VF nothing configures: content knows no mana default, so it fails as not configured",
+                   driver=bx.MLX5_DRIVER.replace("mlx5_core", "mana"), objects={"enP1s1": "fail"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", "# nothing for mana\n")
 
 
 @scenario("nic_settings_persistent")

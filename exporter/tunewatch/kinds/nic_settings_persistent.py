@@ -153,7 +153,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                         assumed.append(default.assumption.split("; ", 1)[1])
                 elif default is not None:
                     missing.append(f"{key} (not configured for boot; it comes back at the {default.source}, "
-                                   f"not {wanted})")
+                                   f"not {wanted}; {default.assumption})")
                 else:
                     missing.append(f"{key} (not configured for boot; the driver default is unknown)")
             predicted.append(f"{key}={value}")
