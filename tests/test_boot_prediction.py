@@ -55,3 +55,49 @@ def test_example_objects_carry_prediction_and_fix(content: Content, example: str
     scan = engine.scan(content, content.resolve("auto"), str(EXAMPLES / example))
     for result in scan.results:
         _assert_data(result)
+
+
+def _objects(content: Content, example: str, profile: str, check: str) -> dict:
+    scan = engine.scan(content, content.resolve(profile), str(EXAMPLES / example))
+    result = next(r for r in scan.results if r.check == check)
+    return {o.object: o for o in result.objects}
+
+
+SLOTS = ("sunrpc.tcp_slot_table_entries", "sunrpc.tcp_max_slot_table_entries")
+
+
+def test_seed003_slot_tables_revert_to_module_defaults(content: Content) -> None:
+    """A RHEL 8 SAS/ANF host configured exactly as seed 003 (sunrpc.* in /etc/sysctl.conf):
+    systemd-sysctl runs before sunrpc loads, so the slot tables come back at 2 and 65536."""
+    objs = _objects(content, "sas-anf-seed003", "azure-sas-grid-anf", "sunrpc-slot-table-persistent")
+    assert {k: (o.status, o.predicted) for k, o in objs.items()} == {
+        "sunrpc.tcp_slot_table_entries": ("fail", "2"), "sunrpc.tcp_max_slot_table_entries": ("fail", "65536")}
+    for key in SLOTS:
+        assert objs[key].source.startswith("never applied: ") and "sunrpc is not loaded before systemd-sysctl" \
+            in objs[key].source
+        assert objs[key].fix.file == "/etc/modprobe.d/sunrpc.conf"
+        assert objs[key].fix.change == f"options sunrpc {key.split('.', 1)[1]}=128"
+
+
+@pytest.mark.parametrize("example, via", [("sas-anf-udev-hook", "usr/lib/udev/rules.d/60-nfs.rules:4"),
+                                          ("sas-anf-modules-load", "systemd-sysctl"),
+                                          ("sas-anf-modprobe-install", "usr/lib/modprobe.d/50-nfs.conf:4 (install)")])
+def test_seed003_fixed_the_three_ways_distributions_do(content: Content, example: str, via: str) -> None:
+    objs = _objects(content, example, "azure-sas-grid-anf", "sunrpc-slot-table-persistent")
+    for key in SLOTS:
+        assert (objs[key].status, objs[key].predicted) == ("pass", "128"), objs[key].message
+        # etc/sysctl.conf, read by systemd-sysctl through the 99-sysctl.conf link, by procps directly
+        assert objs[key].source.startswith("configured by etc/sysctl") and "sysctl.conf:" in objs[key].source
+        assert via in objs[key].message
+
+
+def test_m416_on_6_12_masters_come_back_at_64(content: Content) -> None:
+    objs = _objects(content, "azure-m416-kernel-6.12", "azure-sap-hana", "nic-settings-persistent")
+    for master in ("eth0", "eth1"):
+        assert (objs[master].status, objs[master].predicted) == ("fail", "64")
+        assert objs[master].source == "driver default (hv_netvsc, Linux 6.12: 64)"
+        assert objs[master].fix.command == f"ethtool -L {master} combined 16"
+    for vf in ("enP30832s1", "enP30833s2"):
+        assert (objs[vf].status, objs[vf].predicted) == ("pass", "16")
+    # the same configuration on Linux 5.14 (azure-m-tuned's masters are configured; the
+    # 5.14 default 8 would pass as well: see scenarios netvsc_default_8_on_5_14.pass)
