@@ -1836,6 +1836,65 @@ DISPATCHER = """#!/bin/sh
 """
 
 
+AN_UNIT = """[Unit]
+Description=Accelerated Networking tuning at boot
+After=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/local/sbin/{script} {args}
+
+[Install]
+WantedBy=multi-user.target
+"""
+# finds the VF below the synthetic NIC it is given, whatever name the VF has after a redeploy
+LOWER_QUEUES_SCRIPT = """#!/bin/bash
+# usage: an-queues.sh MASTER COUNT
+for lower in /sys/class/net/"$1"/lower_*; do
+    vf=${lower##*/lower_}
+    /usr/sbin/ethtool -L "$vf" combined "$2"
+done
+"""
+LOWER_PIN_SCRIPT = """#!/bin/bash
+# usage: an-irqs.sh MASTER CPULIST: pin every MSI vector of the VF below MASTER to CPULIST
+for lower in /sys/class/net/"$1"/lower_*; do
+    for irq in $(ls "$lower"/device/msi_irqs); do
+        echo "$2" > /proc/irq/$irq/smp_affinity_list
+    done
+done
+"""
+ARGS_QUEUES_SCRIPT = """#!/bin/sh
+# usage: set-queues.sh IFACE COUNT
+exec /usr/sbin/ethtool -L "$1" combined "$2"
+"""
+
+
+def an_unit(r: Root, script: str, text: str, args: str) -> None:
+    r.write("etc/systemd/system/an-tuning.service", AN_UNIT.format(script=script, args=args))
+    r.write(f"usr/local/sbin/{script}", text, mode=0o755)
+    bx.enable(r, "an-tuning.service", where="/etc/systemd/system")
+
+
+@scenario("nic_settings_persistent")
+def _script_arguments():
+    """A script that finds the VF through the master's lower_* links counts for the VF,
+    whatever runs it; a unit's ExecStart arguments are the script's $1, $2..."""
+    r = persist_az("unit_script_lower_links_reaches_vf.pass", net=None, desc=
+                   "an enabled unit runs an-queues.sh eth0 16, which sets the VF below eth0 (lower_* links) to 16",
+                   objects={"enP1s1": "pass", "eth0": "pass"})
+    an_unit(r, "an-queues.sh", LOWER_QUEUES_SCRIPT, "eth0 16")
+    r = persist_az("unit_script_lower_links_other_master.fail", net=None, desc=
+                   "the same script run for eth1: the VF below eth0 is not reached", objects={"enP1s1": "fail"})
+    an_unit(r, "an-queues.sh", LOWER_QUEUES_SCRIPT, "eth1 16")
+    r = persist_az("unit_execstart_args_are_script_positional.pass", net=None, desc=
+                   "ExecStart=set-queues.sh enP1s1 16: the script's ethtool -L \"$1\" combined \"$2\" sets enP1s1 "
+                   "to 16 (systemd.service(5) command lines)", objects={"enP1s1": "pass"})
+    an_unit(r, "set-queues.sh", ARGS_QUEUES_SCRIPT, "enP1s1 16")
+    r = persist_az("unit_execstart_args_count_too_high.fail", net=None, desc=
+                   "ExecStart=set-queues.sh enP1s1 32: the script sets 32 combined channels", objects={"enP1s1": "fail"})
+    an_unit(r, "set-queues.sh", ARGS_QUEUES_SCRIPT, "enP1s1 32")
+
+
 @scenario("irq_affinity_persistent")
 def _irq_affinity_persistent():
     K, C = "irq_affinity_persistent", "nic-irq-affinity-persistent"
@@ -1858,6 +1917,18 @@ def _irq_affinity_persistent():
     r = scn("systemd_unit_disabled.fail", "the same unit, not enabled", objects={"enP1s1": "fail"})
     r.write("etc/systemd/system/pin-nic-irqs.service", PIN_UNIT.format(nic="enP1s1"))
     r.write("usr/local/sbin/pin-nic-irqs.sh", PIN_SCRIPT, mode=0o755)
+    r = scn("unit_script_pins_vf_through_lower_links.pass",
+            "an enabled unit runs an-irqs.sh eth0 2-7: the script writes smp_affinity_list for the VF below eth0 "
+            "(lower_* links), so it pins the VF though only the master is named", objects={"enP1s1": "pass"})
+    an_unit(r, "an-irqs.sh", LOWER_PIN_SCRIPT, "eth0 2-7")
+    r = scn("unit_script_lower_links_other_master.fail",
+            "the same script run for eth1: the VF below eth0 is not reached", objects={"enP1s1": "fail"})
+    an_unit(r, "an-irqs.sh", LOWER_PIN_SCRIPT, "eth1 2-7")
+    r = scn("unit_execstart_arg_is_script_dollar_1.pass",
+            "ExecStart=pin-one.sh enP1s1: the script pins \"$1\" with set_irq_affinity_cpulist.sh",
+            objects={"enP1s1": "pass"})
+    an_unit(r, "pin-one.sh", "#!/bin/sh\n# usage: pin-one.sh IFACE\n"
+                             "/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 \"$1\"\n", "enP1s1")
     r = scn("udev_rule_runs_pinning_script.pass", "a udev rule RUNs set_irq_affinity_cpulist.sh for the VF")
     r.write("etc/udev/rules.d/90-accelnet-irqs.rules",
             'ACTION=="add", SUBSYSTEM=="net", KERNEL=="enP1s1", '

@@ -13,8 +13,8 @@ from typing import Callable
 
 from ..errors import FactError, ParseError
 from ..fs import FS, is_network_fstype
-from . import (boot, cpus, ethtool, host, interfaces, irqs, modules, mounts, processes, services, sysctl, tuned, udev,
-               vmware)
+from . import (boot, cpus, ethtool, host, interfaces, irqs, modules, mounts, netconfig, netdevice, processes, services,
+               sysctl, tuned, udev, vmware)
 from .defaults import Defaults
 from ..parsers.sysctl_command import find_sysctl_runs
 
@@ -128,8 +128,25 @@ class Facts:
         return boot.boot_scripts(self.fs, remote)
 
     @fact
+    def net_devices(self):
+        return netdevice.read_net_devices(self.fs, self.interfaces)
+
+    @fact
+    def udev_net_outcomes(self):
+        """What udev does for each interface's "add" event (the rules read once per scan)."""
+        return {name: udev.evaluate(self.udev_rules, netconfig.udev_device(self.fs, dev))
+                for name, dev in self.net_devices.items()}
+
+    @fact
+    def udev_net_programs(self):
+        """Per interface, the programs udev RUNs for it, `%k` etc. replaced by its name."""
+        return {name: [(udev.substitute(p, name), src, line) for p, src, line in out.run]
+                for name, out in self.udev_net_outcomes.items()}
+
+    @fact
     def persisted_ethtool(self):
-        return boot.persisted_ethtool(self.fs, self.boot_scripts)
+        return boot.persisted_ethtool(self.fs, self.boot_scripts, self.interfaces, self.net_devices,
+                                      self.udev_net_outcomes)
 
     @fact
     def vmx_files(self):
