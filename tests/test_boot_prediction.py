@@ -4,7 +4,9 @@ with a persistent form carries a structured fix (outputs never parse message tex
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,20 @@ def test_m416_on_6_12_masters_come_back_at_64(content: Content) -> None:
         assert (objs[vf].status, objs[vf].predicted) == ("pass", "16")
     # the same configuration on Linux 5.14 (azure-m-tuned's masters are configured; the
     # 5.14 default 8 would pass as well: see scenarios netvsc_default_8_on_5_14.pass)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_snapshot_owner_counts_when_the_snapshot_keeps_owners(content: Content, tmp_path: Path) -> None:
+    """SPEC 2: a path filestat.json does not list has the snapshot file's own owner when the
+    snapshot root is owned by uid 0 (a copy that kept owners), and root otherwise."""
+    src = Path(__file__).parent / "scenarios" / "nic_settings_persistent" / "nm_dispatcher_script.pass"
+    dst = tmp_path / "scn"
+    shutil.copytree(src, dst, symlinks=True)
+    script = dst / "root" / "etc" / "NetworkManager" / "dispatcher.d" / "90-accelnet-tuning"
+    os.chown(script, 1000, 1000)
+    os.chown(dst / "root", 0, 0)
+    _meta, _check, result = run_scenario(content, dst)
+    assert result.status == "fail" and any("owned by uid 1000" in o.message for o in result.objects)
+    os.chown(dst / "root", 1000, 1000)  # a copy made by an ordinary user: root assumed
+    _meta, _check, result = run_scenario(content, dst)
+    assert result.status == "pass", [o.message for o in result.objects]

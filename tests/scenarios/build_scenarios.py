@@ -566,6 +566,13 @@ def _sysctl():
     r.value("proc/sys/vm/dirty_expire_centisecs", 3000)
     r.value("proc/sys/vm/dirty_writeback_centisecs", 500)
 
+    r = Root("sysctl", "dirty_not_configured_kernel_default.fail", D,
+             "nothing sets vm.dirty_* for boot: they come back at the kernel defaults (dirty_bytes 0, "
+             "dirty_expire_centisecs 3000, dirty_writeback_centisecs 500; mm/page-writeback.c)",
+             objects={"vm.dirty_bytes": "fail", "vm.dirty_expire_centisecs": "fail",
+                      "vm.dirty_writeback_centisecs": "fail"})
+    nfs_host(r)
+    r.write("etc/sysctl.d/50-other.conf", "vm.swappiness = 10\n")
     r = Root("sysctl", "tuned_profile_sysctl_via_include.pass", D,
              "active tuned profile sas-performance includes sas-base, whose [sysctl] sets the dirty values")
     nfs_host(r)
