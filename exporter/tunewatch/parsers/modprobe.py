@@ -33,17 +33,20 @@ def _params(text: str) -> dict[str, str]:
     return params
 
 
-def parse_modprobe_conf(text: str, source: str) -> list[ModprobeOptions]:
-    found = []
+def _lines_of(text: str, command: str, source: str, min_words: int, what: str):
+    """(line number, words split in three) of each `command` line with at least `min_words`."""
     for n, line in logical_lines(text, strip_continued=False):
         words = line.split(None, 2)
-        if not words or words[0] != "options":
+        if not words or words[0] != command:
             continue
-        if len(words) < 2:
-            raise ParseError(source, "`options` without a module name", n)
-        module = words[1].replace("-", "_")
-        found.append(ModprobeOptions(module, _params(words[2] if len(words) > 2 else ""), n))
-    return found
+        if len(words) < min_words:
+            raise ParseError(source, what, n)
+        yield n, words
+
+
+def parse_modprobe_conf(text: str, source: str) -> list[ModprobeOptions]:
+    return [ModprobeOptions(words[1].replace("-", "_"), _params(words[2] if len(words) > 2 else ""), n)
+            for n, words in _lines_of(text, "options", source, 2, "`options` without a module name")]
 
 
 @dataclass(frozen=True)
@@ -55,12 +58,5 @@ class ModprobeInstall:
 
 
 def parse_modprobe_install(text: str, source: str) -> list[ModprobeInstall]:
-    found = []
-    for n, line in logical_lines(text, strip_continued=False):
-        words = line.split(None, 2)
-        if not words or words[0] != "install":
-            continue
-        if len(words) < 3:
-            raise ParseError(source, "`install` needs a module name and a command", n)
-        found.append(ModprobeInstall(words[1].replace("-", "_"), words[2].strip(), n))
-    return found
+    return [ModprobeInstall(words[1].replace("-", "_"), words[2].strip(), n)
+            for n, words in _lines_of(text, "install", source, 3, "`install` needs a module name and a command")]
