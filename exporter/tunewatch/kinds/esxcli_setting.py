@@ -4,20 +4,28 @@ Keys are advanced option paths (`/Net/NetNetqRxQueueFeatPairEnable`) or labels o
 `esxcli hardware cpu global get` (`Hyperthreading Active`); values compare as text,
 case-insensitively (`High Performance`, `false`, `0`). A setting missing from the saved
 output is `notapplicable` (the snapshot did not collect it), not an error.
+
+`fix` is content: the esxcli `command` to run on the hypervisor, or a `note` where the change
+is not one command (a BIOS setting); the message ends with whichever is given.
 """
 
 from __future__ import annotations
 
-from .base import FAIL, NOTAPPLICABLE, PASS, ObjectResult, Setting, Target, as_number
+from .base import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, Setting, Target, as_number
 
 VARS_SCHEMA = {"type": "object", "required": ["settings"], "additionalProperties": False,
                "properties": {"settings": {"type": "object", "minProperties": 1,
                                            "additionalProperties": {"type": ["string", "integer"]}},
-                              "fix": {"type": "string", "description": "how to fix it, shown on failure"}}}
+                              "fix": {"type": "object", "minProperties": 1, "additionalProperties": False,
+                                      "description": "how to fix it, shown on failure",
+                                      "properties": {"command": {"type": "string", "minLength": 1},
+                                                     "note": {"type": "string", "minLength": 1}}}}}
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
     esxcli = t.facts.esxcli
+    fix = Fix(**t.vars["fix"]) if t.vars.get("fix") else None
+    shown_fix = fix and (fix.command or fix.note)
     results = []
     for key, wanted in t.vars["settings"].items():
         wanted = str(wanted)
@@ -32,8 +40,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if value.lower() == wanted.lower():
             results.append(ObjectResult(key, PASS, wanted, value, f"{key} is {value} ({record['_source']})", setting))
         else:
-            fix = t.vars.get("fix", "")
             results.append(ObjectResult(key, FAIL, wanted, value or "empty",
-                                        f"{key} is {value or 'empty'}, want {wanted}" + (f": {fix}" if fix else ""),
-                                        setting))
+                                        f"{key} is {value or 'empty'}, want {wanted}"
+                                        + (f": {shown_fix}" if shown_fix else ""), setting, fix=fix))
     return results
