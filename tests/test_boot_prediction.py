@@ -30,11 +30,14 @@ def content() -> Content:
 
 
 def _assert_data(result) -> None:
-    if result.kind not in PERSISTENT_KINDS:
-        return  # udev_attr (nfs-readahead-persistent) belongs to the udev engine's work
     persistent = result.runtime_check is not None
     for o in result.objects:
-        if persistent and o.status != "notapplicable" or o.predicted is not None:
+        if persistent:  # every object of every -persistent check, whatever its kind or status
+            assert o.predicted and o.source, f"{result.check} {o.object}: no prediction ({o.message})"
+    if result.kind not in PERSISTENT_KINDS:
+        return  # udev_attr's (nfs-readahead-persistent) sources belong to the udev engine's work
+    for o in result.objects:
+        if persistent or o.predicted is not None:
             assert o.predicted, f"{result.check} {o.object}: no predicted value ({o.message})"
             assert o.source, f"{result.check} {o.object}: no source"
             # several settings of one object: "key: source; key: source"

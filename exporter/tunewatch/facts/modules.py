@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..fs import FS
-from ..parsers.modprobe import parse_modprobe_install
+from ..parsers.modprobe import ModprobeOptions, parse_modprobe_conf, parse_modprobe_install
 from ..parsers.sysctl_command import SysctlRun, find_sysctl_runs, loads_module
 
 MODULES_LOAD_DIRS = ("etc/modules-load.d", "usr/local/lib/modules-load.d", "usr/lib/modules-load.d",
@@ -41,6 +41,7 @@ class InstallHook:
 class ModulesBoot:
     early: dict[str, str] = field(default_factory=dict)  # module -> why it is there before systemd-sysctl
     install: dict[str, InstallHook] = field(default_factory=dict)
+    options: tuple[tuple[str, ModprobeOptions], ...] = ()  # (file, `options` line), in modprobe.d order
 
 
 def _name(word: str) -> str:
@@ -74,19 +75,24 @@ def _builtin(fs: FS, release: str) -> dict[str, str]:
     return {}
 
 
-def _install_hooks(fs: FS) -> dict[str, InstallHook]:
+def read_modprobe_d(fs: FS) -> tuple[dict[str, InstallHook], tuple[tuple[str, ModprobeOptions], ...]]:
+    """`install` hooks and `options` lines of modprobe.d, each file read once."""
     hooks: dict[str, InstallHook] = {}
+    options = []
     for rel in fs.config_files(MODPROBE_DIRS, "*.conf"):
-        for inst in parse_modprobe_install(fs.read_required(rel), rel):
+        text = fs.read_required(rel)
+        options += [(rel, opt) for opt in parse_modprobe_conf(text, rel)]
+        for inst in parse_modprobe_install(text, rel):
             # kmod keeps the first install command it reads for a module (config order)
             hooks.setdefault(inst.module, InstallHook(inst.module, f"{rel}:{inst.line}", inst.command,
                                                       loads_module(inst.command, inst.module),
                                                       tuple(find_sysctl_runs(inst.command))))
-    return hooks
+    return hooks, tuple(options)
 
 
 def read_modules_boot(fs: FS, release: str) -> ModulesBoot:
     early = _builtin(fs, release)
     for module, why in _modules_load(fs).items():
         early.setdefault(module, why)
-    return ModulesBoot(early, _install_hooks(fs))
+    hooks, options = read_modprobe_d(fs)
+    return ModulesBoot(early, hooks, options)

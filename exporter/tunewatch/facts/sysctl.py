@@ -33,14 +33,12 @@ from dataclasses import dataclass, field
 from ..errors import FactError, ParseError
 from ..fs import FS
 from ..parsers.ini import parse_ini
-from ..parsers.modprobe import parse_modprobe_conf
 from ..parsers.sysctl_command import SysctlRun
 from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path
-from .modules import ModulesBoot
+from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d
 from .services import read_unit_state
 from .tuned import TunedProfile
 
-MODPROBE_DIRS = ("etc/modprobe.d", "usr/local/lib/modprobe.d", "usr/lib/modprobe.d", "lib/modprobe.d")
 SYSCTL_DIRS = ("etc/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 SYSCTL_CONF = "etc/sysctl.conf"
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
@@ -136,15 +134,15 @@ class _Files:
         return values
 
 
-def _modprobe_options(fs: FS, module_params: dict[str, str]) -> dict[str, ConfiguredValue]:
+def _modprobe_options(fs: FS, module_params: dict[str, str], modules: ModulesBoot | None) -> dict[str, ConfiguredValue]:
     """`module_params` maps "module.param" (as in modprobe.d) to the sysctl key it sets; content."""
     values: dict[str, ConfiguredValue] = {}
-    for rel in fs.config_files(MODPROBE_DIRS, "*.conf"):
-        for opt in parse_modprobe_conf(fs.read_required(rel), rel):
-            for param, value in opt.params.items():
-                key = module_params.get(f"{opt.module}.{param}")
-                if key:
-                    values[key] = ConfiguredValue(value, f"{rel}:{opt.line} (module option)")
+    lines = modules.options if modules is not None else read_modprobe_d(fs)[1]
+    for rel, opt in lines:
+        for param, value in opt.params.items():
+            key = module_params.get(f"{opt.module}.{param}")
+            if key:
+                values[key] = ConfiguredValue(value, f"{rel}:{opt.line} (module option)")
     return values
 
 
@@ -207,7 +205,7 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     linked = any(fs.path(rel) == fs.path(SYSCTL_CONF) for rel in dropins)
 
     consumers = []
-    options = _modprobe_options(fs, module_params)
+    options = _modprobe_options(fs, module_params, modules)
     after_systemd = files.apply(options, dropins)
     if not read_unit_state(fs, "systemd-sysctl.service").masked:
         consumers.append(Consumer("systemd-sysctl", after_systemd))
