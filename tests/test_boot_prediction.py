@@ -13,6 +13,7 @@ import pytest
 
 from tunewatch import engine
 from tunewatch.content import Content
+from tunewatch.fs import FS
 
 from test_scenarios import ALL, run_scenario
 
@@ -123,3 +124,24 @@ def test_snapshot_owner_counts_when_the_snapshot_keeps_owners(content: Content, 
     os.chown(dst / "root", 1000, 1000)  # a copy made by an ordinary user: root assumed
     _meta, _check, result = run_scenario(content, dst)
     assert result.status == "pass", [o.message for o in result.objects]
+
+
+# read twice outside the boot model: FS's network-mount guard reads the snapshot's
+# mountinfo itself, and kinds/udev_attr.py (nfs-readahead-persistent) reads the udev rules
+ELSEWHERE = re.compile(r"^(proc/self/mountinfo|(etc|usr/lib|lib|run)/udev/rules\.d/.*)$")
+
+
+@pytest.mark.parametrize("example", ["sas-anf-udev-hook", "sas-anf-modprobe-install", "azure-m-tuned",
+                                     "vmware-vmxnet3-tuned", "azure-m416-kernel-6.12"])
+def test_the_model_reads_no_file_twice(content: Content, example: str, monkeypatch) -> None:
+    opened: list[str] = []
+    real = FS._open_sized
+
+    def counting(self, rel):
+        opened.append(rel)
+        return real(self, rel)
+
+    monkeypatch.setattr(FS, "_open_sized", counting)
+    engine.scan(content, content.resolve("auto"), str(EXAMPLES / example))
+    twice = sorted({rel for rel in opened if opened.count(rel) > 1 and not ELSEWHERE.match(rel)})
+    assert twice == []

@@ -58,6 +58,7 @@ class Facts:
         self._facts: dict[str, tuple[bool, object]] = {}
         self._ethtool: dict[str, tuple[bool, object]] = {}
         self._affinity: dict[int, tuple[bool, object]] = {}
+        self._sysctls: dict[str, tuple[bool, object]] = {}
 
     @fact
     def host(self):
@@ -161,8 +162,8 @@ class Facts:
             raise ScanTimeout(f"scan timed out before {what} was read")
 
     def sysctl_runtime(self, key: str) -> str | None:
-        self._in_time(key)
-        return sysctl.read_runtime(self.fs, key)
+        """proc/sys value of `key`, read once per scan (applicability and checks share it)."""
+        return _remember(self._sysctls, key, lambda: sysctl.read_runtime(self.fs, key), self.deadline)
 
     def unit_state(self, unit: str):
         self._in_time(unit)
