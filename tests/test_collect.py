@@ -26,7 +26,10 @@ PLATFORM_PROFILE = {"azure-m-rebooted": "azure-sap-hana", "azure-m-tuned": "azur
                     "azure-mlx5-kernel-4.15": "azure-sap-hana", "bigip-ve-esxi": "bigip-ve-esxi",
                     "rhel9-vmware-nm-keyfile": "vmware-sap-hana", "sas-anf": "azure-sas-grid-anf",
                     "sles15-vmware-ifcfg": "vmware-sap-hana", "vmware-seed001-tuned": "vmware-sap-hana",
-                    "vmware-vmxnet3-default": "vmware-sap-hana", "vmware-vmxnet3-tuned": "vmware-sap-hana"}
+                    "vmware-vmxnet3-default": "vmware-sap-hana", "vmware-vmxnet3-tuned": "vmware-sap-hana",
+                    "sas-anf-seed003": "azure-sas-grid-anf", "sas-anf-udev-hook": "azure-sas-grid-anf",
+                    "sas-anf-modules-load": "azure-sas-grid-anf", "sas-anf-modprobe-install": "azure-sas-grid-anf",
+                    "azure-m416-kernel-6.12": "azure-sap-hana"}
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ from .facts import boot, ethtool, filestat, interfaces, netdevice
 from .facts.services import UNIT_DIRS
 from .facts.netconfig import LINK_DIRS, NM_DIRS
 from .facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
+from .facts.modules import MODULES_LOAD_DIRS
 from .facts.udev import RULES_DIRS
 from .fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
 from .parsers.mountinfo import parse_mountinfo
@@ -51,12 +52,13 @@ IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/k
             "etc/os-release", "usr/lib/os-release", "proc/stat", "sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
-            TUNED_MAIN)
+            TUNED_MAIN, "proc/cmdline")
 # what facts/boot.py reads for rc.local and cron @reboot (scripts: kept only when text)
 STARTUP_SCRIPTS = ("etc/rc.d/rc.local", "etc/rc.local", "etc/init.d/after.local")
 CRONTABS = ("etc/crontab", "var/spool/cron/root", "var/spool/cron/tabs/root", "var/spool/cron/crontabs/root")
 # (directory, glob) pairs copied file by file; directories are walked recursively when glob is None.
 CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPROBE_DIRS),
+          *((d, "*.conf") for d in MODULES_LOAD_DIRS),
           ("etc/sysconfig/network", "ifcfg-*"), ("etc/sysconfig/network-scripts", "ifcfg-*"),
           ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
@@ -384,6 +386,10 @@ def collect(root: str, directory: str, content: Content, verbose: bool = False) 
             s.warn(key, str(e))
     for d, pattern in CONFIG:
         s.copy_dir(d, pattern)
+    release = s.fs.read_value("proc/sys/kernel/osrelease") or ""
+    if release and "/" not in release:  # facts/modules.py: modules built into the running kernel
+        for d in ("lib/modules", "usr/lib/modules"):
+            s.copy(f"{d}/{release}/modules.builtin")
     for d in ("etc/tuned", "usr/lib/tuned", "lib/tuned"):
         for name in s.listdir(d):
             s.copy(f"{d}/{name}/tuned.conf")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 
-from ..facts import netconfig
 from ._predict import complete, configured_by
 from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target
 
@@ -65,16 +64,24 @@ def _names(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
 
 
+def _through_lowers(master: str, code: str) -> bool:
+    """The script finds the VF below `master` itself (`/sys/class/net/<master>/lower_*`, or
+    every interface's), so its pinning reaches the VF whatever mechanism runs it."""
+    return "lower_" in code and (_names(master, code) or "/sys/class/net/*/lower_" in code)
+
+
 def evaluate(t: Target) -> list[ObjectResult]:
     patterns = [re.compile(p) for p in t.vars["patterns"]]
     mechanisms = set(t.vars.get("mechanisms", _MECHANISMS))
     scripts = [s for s in t.facts.boot_scripts if s.mechanism in mechanisms and s.mechanism != "udev"]
     code = {s.source: _without_comments(s.text) for s in scripts}
     pinning = [s for s in scripts if s.problem is None and any(p.search(code[s.source]) for p in patterns)]
-    udev_runs = netconfig.udev_programs(t.facts.fs, t.facts.interfaces) if "udev" in mechanisms else {}
+    udev_runs = t.facts.udev_net_programs if "udev" in mechanisms else {}
     results = []
     for iface in t.interfaces():
         hits = [s.source for s in pinning if _names(iface.name, code[s.source])]
+        hits += [f"{s.source} (through {iface.master}'s lower_* links)" for s in pinning
+                 if iface.master and s.source not in hits and _through_lowers(iface.master, code[s.source])]
         hits += [f"{src}:{line}" for prog, src, line in udev_runs.get(iface.name, [])
                  if any(p.search(prog) for p in patterns) and _names(iface.name, prog)]
         for spec in t.vars.get("resolving", []):
