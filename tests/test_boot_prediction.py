@@ -18,7 +18,7 @@ from tunewatch.fs import FS
 from test_scenarios import ALL, run_scenario
 
 EXAMPLES = Path(__file__).parent / "snapshots" / "examples"
-# the kinds with a `-persistent` form (SPEC section 3); their runtime forms get `fix` too
+# the kinds with a `-persistent` form (docs/snapshot-contract.md, Persistence); their runtime forms get `fix` too
 PERSISTENT_KINDS = {"irq_affinity_persistent", "nic_settings_persistent", "service_disabled", "sysctl",
                     "nfs_mount_options", "nfs_nconnect"}
 SOURCES = ("configured by ", "driver default", "module default", "kernel default", "never applied: ", "not configured",
@@ -111,7 +111,7 @@ def test_m416_on_6_12_masters_come_back_at_64(content: Content) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
 def test_snapshot_owner_counts_when_the_snapshot_keeps_owners(content: Content, tmp_path: Path) -> None:
-    """SPEC 2: a path filestat.json does not list has the snapshot file's own owner when the
+    """docs/snapshot-contract.md: a path filestat.json does not list has the snapshot file's own owner when the
     snapshot root is owned by uid 0 (a copy that kept owners), and root otherwise."""
     src = Path(__file__).parent / "scenarios" / "nic_settings_persistent" / "nm_dispatcher_script.pass"
     dst = tmp_path / "scn"

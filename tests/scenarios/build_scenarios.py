@@ -301,7 +301,7 @@ def seed003_sysctl_conf(r: Root) -> None:
 
 
 def _sunrpc_boot(P: str) -> None:
-    """SPEC 2 "Boot prediction": sunrpc.* reaches the module at boot only when it is loaded
+    """docs/snapshot-contract.md "Persistence": sunrpc.* reaches the module at boot only when it is loaded
     before systemd-sysctl or a hook re-applies sysctl files when it loads."""
     r = sunrpc_scn("sunrpc_sysctl_conf_only.fail", P,
                    "seed 003 verbatim: sunrpc.* only in etc/sysctl.conf (read by systemd-sysctl through the RHEL "
@@ -1250,7 +1250,7 @@ def netvsc_scn(name, desc, *, kernel=AZ_KERNEL, os_key="sles15sp4", nodes=None, 
 
 @scenario("nic_settings_persistent")
 def _netvsc_defaults():
-    """SPEC 2 "Boot prediction": a setting nothing configures is judged by the driver default."""
+    """docs/snapshot-contract.md "Persistence": a setting nothing configures is judged by the driver default."""
     netvsc_scn("netvsc_default_8_on_5_14.pass",
                "Linux 5.14, 32 vCPUs: hv_netvsc opens min(8, vCPUs) = 8 channels (VRSS_CHANNEL_DEFAULT 8), "
                "<= 16: the master needs no configuration", objects={"eth0": "pass", "enP1s1": "pass"})

@@ -8,7 +8,7 @@ may state both in `filestat.json` at its root: `{"<relative path>": {"mode": "06
 file; its owner is the snapshot file's own owner when the snapshot keeps owners (its root
 directory is owned by uid 0, as a copy made by root with owners kept is: `tar -p`,
 `rsync -a`, `cp -a`, `collect` run as root), and root (uid 0) otherwise: a copy made by an
-ordinary user owns every file itself and says nothing about the host (SPEC section 2).
+ordinary user owns every file itself and says nothing about the host (docs/snapshot-contract.md).
 """
 
 from __future__ import annotations
