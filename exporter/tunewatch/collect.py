@@ -49,7 +49,8 @@ LARGE_MAX_BYTES = {"proc/interrupts": INTERRUPTS_MAX_BYTES, "proc/stat": TEXT_MA
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 
 IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/kernel/random/boot_id",
-            "etc/os-release", "usr/lib/os-release", "proc/stat", "sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name",
+            "etc/os-release", "usr/lib/os-release", "proc/stat", "sys/class/dmi/id/sys_vendor",
+            "sys/class/dmi/id/product_name", "sys/class/dmi/id/product_uuid",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
             TUNED_MAIN, "proc/cmdline")
@@ -348,8 +349,11 @@ def skip_summary(skipped: list[tuple[str, str]]) -> str:
             "(-v lists each; the scan does not need them)")
 
 
-def collect(root: str, directory: str, content: Content, verbose: bool = False) -> int:
-    """Write the snapshot of `root` into `directory` (absent or empty); the number of files written."""
+def collect(root: str, directory: str, content: Content, vsphere: dict[str, str] | None = None,
+            verbose: bool = False) -> int:
+    """Write the snapshot of `root` into `directory` (absent or empty); the number of files written.
+    `vsphere`: the vmware/ files read from vSphere (collect --vsphere.config), written instead
+    of the root's own vmware/ directory. `verbose`: list every skipped file, not one summary line."""
     if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
         raise ContentError(directory, "collect needs a new or empty directory; it will not write into this one")
     os.makedirs(directory, exist_ok=True)
@@ -385,7 +389,10 @@ def collect(root: str, directory: str, content: Content, verbose: bool = False) 
         except TunewatchError as e:
             s.warn(key, str(e))
     for d, pattern in CONFIG:
-        s.copy_dir(d, pattern)
+        if vsphere is None or not d.startswith("vmware"):
+            s.copy_dir(d, pattern)
+    for rel, text in sorted((vsphere or {}).items()):
+        s.write(rel, text)
     release = s.fs.read_value("proc/sys/kernel/osrelease") or ""
     if release and "/" not in release:  # facts/modules.py: modules built into the running kernel
         for d in ("lib/modules", "usr/lib/modules"):

@@ -13,6 +13,23 @@ from __future__ import annotations
 
 from .base import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, Setting, Target, as_number
 
+# Settings whose configured value waits for the next reboot, and the label that holds it:
+# `esxcli hardware cpu global get` shows Hyperthreading Active (now) and Hyperthreading
+# Enabled (configured; vSphere config.hyperThread.active vs .config). Differing means a
+# change is pending; the result then says so and predicts the configured value.
+AFTER_REBOOT = {"Hyperthreading Active": "Hyperthreading Enabled"}
+
+
+def _after_reboot(esxcli: dict, key: str, value: str) -> tuple[str | None, str]:
+    """(predicted value or None, message part)."""
+    record = esxcli.get(AFTER_REBOOT.get(key, ""))
+    configured = (record or {}).get("Value", "").strip()
+    if not configured:
+        return None, ""
+    if configured.lower() == value.lower():
+        return configured, ""
+    return configured, f"; configured {configured}: takes effect at the next reboot"
+
 VARS_SCHEMA = {"type": "object", "required": ["settings"], "additionalProperties": False,
                "properties": {"settings": {"type": "object", "minProperties": 1,
                                            "additionalProperties": {"type": ["string", "integer"]}},
@@ -37,10 +54,13 @@ def evaluate(t: Target) -> list[ObjectResult]:
             continue
         value = record.get("Value", "").strip()
         setting = [Setting(key, as_number(value), as_number(wanted))] if as_number(wanted) is not None else []
+        predicted, pending = _after_reboot(esxcli, key, value)
         if value.lower() == wanted.lower():
-            results.append(ObjectResult(key, PASS, wanted, value, f"{key} is {value} ({record['_source']})", setting))
+            results.append(ObjectResult(key, PASS, wanted, value, f"{key} is {value} ({record['_source']}){pending}",
+                                        setting, predicted=predicted))
         else:
             results.append(ObjectResult(key, FAIL, wanted, value or "empty",
-                                        f"{key} is {value or 'empty'}, want {wanted}"
-                                        + (f": {shown_fix}" if shown_fix else ""), setting, fix=fix))
+                                        f"{key} is {value or 'empty'}, want {wanted}{pending}"
+                                        + (f": {shown_fix}" if shown_fix else ""), setting, fix=fix,
+                                        predicted=predicted))
     return results
