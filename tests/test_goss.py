@@ -252,7 +252,7 @@ def break_files(root: Path) -> None:
     conf.write_text(conf.read_text().replace("sunrpc.tcp_max_slot_table_entries = 128",
                                              "sunrpc.tcp_max_slot_table_entries = 65536"))
     # sunrpc loads after systemd-sysctl, so at boot only the module option sets its keys
-    # (SPEC 2 "Boot prediction"): break that one too
+    # (docs/snapshot-contract.md, "Persistence"): break that one too
     options = root / "etc/modprobe.d/sunrpc.conf"
     options.write_text(options.read_text().replace("tcp_max_slot_table_entries=128", "tcp_max_slot_table_entries=65536"))
     fstab = root / "etc/fstab"
