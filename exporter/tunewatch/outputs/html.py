@@ -104,14 +104,15 @@ def _fix_html(fix: dict) -> str:
     """A fix as a reader applies it: the command, the file and what it must hold, a note."""
     parts = []
     if fix.get("command"):
-        parts.append(f"<code>{_words(fix['command'])}</code><br>")
+        parts.append(f"<code>{_words(fix['command'])}</code>")
     if fix.get("file"):
-        parts.append(f"in {_name(fix['file'])}:" + (f"<pre>{escape(fix['change'])}</pre>" if fix.get("change") else "<br>"))
+        parts.append(f"in {_name(fix['file'])}:" + (f"<pre>{escape(fix['change'])}</pre>" if fix.get("change") else ""))
     elif fix.get("change"):
         parts.append(f"<pre>{escape(fix['change'])}</pre>")
     if fix.get("note"):
         parts.append(f"<span>{_words(fix['note'])}</span>")
-    return "".join(parts)
+    # a line break between parts; a <pre> block already ends its line
+    return "".join(p + ("" if p.endswith("</pre>") or i == len(parts) - 1 else "<br>") for i, p in enumerate(parts))
 
 
 def _rank(r: dict) -> tuple:
