@@ -1,6 +1,6 @@
 """Build hook: ship the top-level content directories inside the package.
 
-checks/, rules/, dashboards/, docs/ (and contrib/ when present) stay where SPEC §1 puts them,
+checks/, rules/, dashboards/, docs/ (and contrib/ when present) stay where the repository layout puts them,
 at the top of the repository; a wheel carries a copy under tunewatch/data/<name>/, where
 `importlib.resources` finds it in every pip mode (venv, --user, --target, system). An
 editable install and a source checkout read the checkout's directories directly, so the

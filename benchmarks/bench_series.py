@@ -12,7 +12,7 @@ does (per-scan series + serve-only series) and prints the number of series, byte
 scrape, and bytes gzipped (gzip level 6 of the same text, done here: what a scraper that
 sends `Accept-Encoding: gzip` transfers), default and with detail. The baseline of each
 row is its own default rendering: the ratio columns are detail/default and plain/gzip.
-Budgets (SPEC section 5): <= 150 series by default on the 416-CPU host, <= 100 where no
+Budgets (docs/metrics.md): <= 150 series by default on the 416-CPU host, <= 100 where no
 check applies; exit status 1 when one is missed.
 """
 

@@ -26,7 +26,10 @@ PLATFORM_PROFILE = {"azure-m-rebooted": "azure-sap-hana", "azure-m-tuned": "azur
                     "azure-mlx5-kernel-4.15": "azure-sap-hana", "bigip-ve-esxi": "bigip-ve-esxi",
                     "rhel9-vmware-nm-keyfile": "vmware-sap-hana", "sas-anf": "azure-sas-grid-anf",
                     "sles15-vmware-ifcfg": "vmware-sap-hana", "vmware-seed001-tuned": "vmware-sap-hana",
-                    "vmware-vmxnet3-default": "vmware-sap-hana", "vmware-vmxnet3-tuned": "vmware-sap-hana"}
+                    "vmware-vmxnet3-default": "vmware-sap-hana", "vmware-vmxnet3-tuned": "vmware-sap-hana",
+                    "sas-anf-seed003": "azure-sas-grid-anf", "sas-anf-udev-hook": "azure-sas-grid-anf",
+                    "sas-anf-modules-load": "azure-sas-grid-anf", "sas-anf-modprobe-install": "azure-sas-grid-anf",
+                    "azure-m416-kernel-6.12": "azure-sap-hana"}
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +221,7 @@ def test_collect_never_touches_nfs_mount_points(tmp_path):
         sys.addaudithook(hook)
         from tunewatch.collect import collect
         from tunewatch.content import Content
-        print(collect({str(root)!r}, {str(dst)!r}, Content()))
+        print(collect({str(root)!r}, {str(dst)!r}, Content(), verbose=True))
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
@@ -247,3 +250,27 @@ def test_dangling_and_mask_links_keep_their_unit_state(content, tmp_path):
     for unit in ("gone.service", "irqbalance.service", "sshd.service", "mlnx-irq-affinity.service"):
         assert after.unit_state(unit) == before.unit_state(unit), unit
     assert after.unit_state("irqbalance.service").masked
+
+
+def test_cli_collect_summarises_skips_in_one_line_and_lists_them_with_v(tmp_path):
+    """Binaries among start-up programs are skipped on every run: one summary line, not one
+    line each; -v lists them."""
+    root = tmp_path / "root"
+    shutil.copytree(os.path.join(EXAMPLES, "sas-anf"), root, symlinks=True)
+    binaries = ["etc/rc.d/rc.local", "etc/rc.local", "etc/init.d/after.local"]
+    for rel in binaries:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
+
+    def run(*extra):
+        out = subprocess.run([sys.executable, "-m", "tunewatch.cli", "collect", *extra, "--root", str(root),
+                              str(tmp_path / f"snap{len(extra)}")], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return [line for line in out.stderr.splitlines() if "skipped" in line]
+
+    quiet = run()
+    assert len(quiet) == 1, quiet
+    assert quiet[0].startswith("tunewatch collect: skipped 3 file(s): 3 a binary") and "-v lists" in quiet[0]
+    listed = run("-v")
+    for rel in binaries:
+        assert any(f"skipped {rel}: a binary" in line for line in listed), listed

@@ -1,6 +1,6 @@
 """Content error corpus: every malformed check, profile, tailoring or waiver file is a
 content error that exits 1 and names the file, the line (where it has one) and the JSON
-pointer, with no Python traceback (SPEC section 4).
+pointer, with no Python traceback (docs/snapshot-contract.md, Results).
 
 Each tests/content_errors/<case>/ holds either `content/...` (files dropped into a copy of
 checks/ at the same relative path) or a `tailoring.yaml` / `waivers.yaml` given to

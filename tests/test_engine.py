@@ -1,5 +1,5 @@
 """Engine behaviour through the CLI: statuses, exit codes, waivers, tailoring, report shapes,
-unreadable facts and snapshot symlinks (SPEC sections 2 and 4)."""
+unreadable facts and snapshot symlinks (docs/snapshot-contract.md)."""
 
 from __future__ import annotations
 

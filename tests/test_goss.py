@@ -251,6 +251,10 @@ def break_files(root: Path) -> None:
     conf = root / "etc/sysctl.d/90-sas-anf.conf"
     conf.write_text(conf.read_text().replace("sunrpc.tcp_max_slot_table_entries = 128",
                                              "sunrpc.tcp_max_slot_table_entries = 65536"))
+    # sunrpc loads after systemd-sysctl, so at boot only the module option sets its keys
+    # (docs/snapshot-contract.md, "Persistence"): break that one too
+    options = root / "etc/modprobe.d/sunrpc.conf"
+    options.write_text(options.read_text().replace("tcp_max_slot_table_entries=128", "tcp_max_slot_table_entries=65536"))
     fstab = root / "etc/fstab"
     fstab.write_text(fstab.read_text().replace("/sashome     nfs   bg,rw,hard", "/sashome     nfs   bg,rw,soft"))
     (root / "etc/tuned/sas-performance/tuned.conf").write_text(

@@ -20,7 +20,8 @@ import pytest
 
 from tunewatch import engine
 from tunewatch.content import Content
-from tunewatch.outputs.html import _words, render_html, split_fix
+from tunewatch.kinds.base import Fix
+from tunewatch.outputs.html import _fix_html, _words, render_html
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "snapshots", "examples", "azure-m-rebooted")
 VOID = {"meta", "br", "hr", "img", "link", "input", "wbr"}
@@ -157,21 +158,45 @@ def test_severity_orders_checks_that_need_action(result):
     assert fix_first.index(f"#check-{first_fail.check}\"") > fix_first.index('class="sev sev-medium"')
 
 
+def _with_fixes(result):
+    """The scan with `fix` data on the failing IRQ objects, one command per NIC (as the
+    irq_affinity kind sets it), so the grouping is tested whatever the kinds set today."""
+    fixed = copy.deepcopy(result)
+    for o in next(r for r in fixed.results if r.check == "nic-irq-affinity").objects:
+        if o.status == "fail" and o.fix is None:
+            nic = o.object.split("/")[0]
+            o.fix = Fix(command=f"tunewatch_set_irq_affinity_cpulist.sh 2-31 {nic}")
+    return fixed
+
+
 def test_identical_fixes_are_shown_once_per_nic(result, content):
-    html = render_html(result, content)
-    affinity = next(r for r in result.results if r.check == "nic-irq-affinity")
+    fixed = _with_fixes(result)
+    html = render_html(fixed, content)
+    affinity = next(r for r in fixed.results if r.check == "nic-irq-affinity")
     for nic in ("enP30832s1", "enP30833s2"):
         failing = [o for o in affinity.objects if o.status == "fail" and o.object.startswith(nic + "/")]
-        fixes = {split_fix(o.message)[1] for o in failing}
-        assert len(failing) > 10 and len(fixes) == 1  # many IRQ rows, one command
-        command = fixes.pop()
+        fixes = {json.dumps(o.fix.to_dict(), sort_keys=True) for o in failing}
+        assert len(failing) > 10 and len(fixes) == 1  # many IRQ rows, one fix
+        cell = _fix_html(failing[0].fix.to_dict())
         section = _section(html, "nic-irq-affinity")
-        assert section.count(_words(command)) == 1
+        assert section.count(cell) == 1  # one fix cell for the NIC's rows (messages may name the command too)
         assert f'rowspan="{len(failing)}"' in section
         fix_first = html.split('id="fix-first"')[1].split("</section>")[0]
-        assert fix_first.count(_words(command)) == 1
-    assert split_fix("eth1: channels.combined not configured for boot") == (
-        "eth1: channels.combined not configured for boot", "")
+        assert fix_first.count(cell) == 1
+
+
+def test_fix_cell_reads_the_fix_not_the_message(result, content):
+    """The fix column shows `fix` (command, file + change, note); a message that merely
+    ends in ": something" gives no fix cell content."""
+    changed = copy.deepcopy(result)
+    obj = next(o for r in changed.results for o in r.objects if o.status == "fail")
+    obj.message = "eth9 is wrong: rm -rf /"
+    obj.fix = Fix(file="/etc/sysctl.d/99-tunewatch.conf", change="vm.dirty_bytes = 629145600", note="then reboot")
+    html = render_html(changed, content)
+    assert "<code>rm" not in html
+    cell = _fix_html(obj.fix.to_dict())
+    assert "/etc/sysctl.d/99-tunewatch.conf" in cell and "<pre>vm.dirty_bytes = 629145600</pre>" in cell
+    assert cell in html and "then reboot" in cell
 
 
 def test_rationale_references_and_runbook_links(result, content):
@@ -181,12 +206,29 @@ def test_rationale_references_and_runbook_links(result, content):
         check = content.checks[r.check]
         section = _section(html, r.check)
         assert _words(check.rationale) in section
-        for ref in check.references:
-            assert _words(ref["title"]) in section
+        for ref in check.references:  # title and publisher from checks/references.yaml, never "seed NNN"
+            assert _words(ref["title"]) in section and ref.get("publisher")
+            if ref.get("url"):
+                assert f'href="{ref["url"]}"' in section
+        assert "seed 0" not in section
         assert f'href="https://wiki.example/tunewatch/runbook.md#{r.check}"' in section
         assert f"\n### {r.check}\n" in runbook  # the anchor exists (GitHub heading anchor)
-    default = render_html(result, content)  # without a URL: the runbook shipped with this install
-    assert 'href="file://' in default and "runbook.md#nic-queue-count" in default
+
+
+def test_without_a_runbook_url_the_sections_are_embedded(result, content):
+    html = render_html(result, content)
+    assert "file://" not in html and "runbook.md" not in html
+    section = _section(html, "nic-irq-affinity")
+    assert "<summary>Runbook: how to fix" in section
+    assert "<pre><code>systemctl disable --now irqbalance" in section  # the fenced block, escaped
+    assert 'href="#check-nic-irq-affinity-persistent"' in section  # runbook links stay inside the report
+    parse(html)
+
+
+def test_report_says_how_to_get_the_fixes_as_a_script(result, content):
+    fix_first = render_html(result, content).split('id="fix-first"')[1].split("</section>")[0]
+    assert f"tunewatch remediate --root {EXAMPLE} --profile azure-sap-hana -o fix.sh" in fix_first
+    assert "--format ansible" in fix_first
 
 
 def test_css_never_breaks_words():

@@ -36,7 +36,10 @@ def run(*args, cwd, env=None, timeout=300) -> subprocess.CompletedProcess:
 
 
 def _files(root: Path) -> set[str]:
-    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    """What setup.py copies: every file but caches and dotfiles (dashboards/.lint is the
+    linter's configuration for the checkout, not content)."""
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+            and not any(part.startswith(".") for part in p.relative_to(root).parts)}
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,10 @@
 - the runtime part (bash and Ansible) for channels and offloads, run inside a network
   namespace on a veth with too many queues, makes the `nic_channels` and `nic_ethtool`
   verdicts pass on the live re-read, and a second run does nothing;
-- the playbook applied for real (connection local) to a copy fixes the same persistent checks.
+- the playbook applied for real (connection local) to a copy fixes the same persistent checks;
+- the runtime IRQ step, run on a copy whose IRQ numbers changed since the scan, pins the new
+  numbers (found from msi_irqs and /proc/interrupts names) and leaves the IRQ that now has an
+  old number alone; script and playbook refuse another boot id or hostname, changing nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +32,22 @@ from support.snapshots import REPO, copy_example
 EXPORTER = REPO / "exporter"
 ENV = {**os.environ, "PYTHONPATH": str(EXPORTER), "LC_ALL": "C"}
 IN_CI = os.environ.get("CI") == "true"
+
+
+BOOT_ID = "3f0c6f4e-54a4-4e0d-9d7e-0c1f2a7b5e11"
+
+
+def copy_host(example: str, dest: Path, boot_id: str = BOOT_ID) -> Path:
+    """A copy of an example snapshot with a boot id, as `tunewatch collect` records it: the
+    remediation refuses a root whose boot id it cannot match."""
+    root = copy_example(example, dest)
+    set_boot_id(root, boot_id)
+    return root
+
+
+def set_boot_id(root: Path, boot_id: str) -> None:
+    (root / "proc/sys/kernel/random").mkdir(parents=True, exist_ok=True)
+    (root / "proc/sys/kernel/random/boot_id").write_text(boot_id + "\n")
 
 
 def need(tool: str) -> str:
@@ -109,7 +128,7 @@ CASES = {  # name -> (example, profile, breaker)
 @pytest.fixture(params=sorted(CASES))
 def case(request, tmp_path):
     example, profile, breaker = CASES[request.param]
-    root = copy_example(example, tmp_path / "root")
+    root = copy_host(example, tmp_path / "root")
     if breaker:
         breaker(root)
     return request.param, root, profile
@@ -167,7 +186,7 @@ def test_bash_is_shellcheck_clean_and_fixes_the_persistent_checks_of_a_copy(case
 def test_bash_keeps_keyfile_and_script_modes(tmp_path):
     """Consumers' rules: NetworkManager runs only root-owned executable dispatcher scripts
     (NetworkManager-dispatcher(8)), udev rules are plain files."""
-    root = copy_example("vmware-vmxnet3-default", tmp_path / "root")
+    root = copy_host("vmware-vmxnet3-default", tmp_path / "root")
     (root / "etc/sysconfig/network-scripts/ifcfg-ens224").unlink()  # no ifcfg: NetworkManager dispatcher
     script = tmp_path / "fix.sh"
     tunewatch("remediate", "--root", str(root), "--profile", "vmware-sap-hana", "--output", str(script))
@@ -183,7 +202,7 @@ def test_bash_keeps_keyfile_and_script_modes(tmp_path):
 def test_bash_edits_the_keyfile_the_host_has_and_makes_it_0600(tmp_path):
     """A connection keyfile bound to the interface gets the [ethtool] keys; NetworkManager
     reads keyfiles only when root-owned and not group/other readable (nm-settings-keyfile(5))."""
-    root = copy_example("vmware-vmxnet3-tuned", tmp_path / "root")
+    root = copy_host("vmware-vmxnet3-tuned", tmp_path / "root")
     break_keyfile(root)
     script = tmp_path / "fix.sh"
     tunewatch("remediate", "--root", str(root), "--profile", "vmware-sap-hana", "--output", str(script))
@@ -221,14 +240,14 @@ def test_ansible_applied_to_a_copy_fixes_the_persistent_checks(name, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("the playbook writes root-owned files")
     example, profile, breaker = CASES[name]
-    root = copy_example(example, tmp_path / "root")
+    root = copy_host(example, tmp_path / "root")
     if breaker:
         breaker(root)
     playbook = tmp_path / "fix.yml"
     tunewatch("remediate", "--format", "ansible", "--root", str(root), "--profile", profile, "--output", str(playbook))
     targeted = persistent_checks(scan(root, profile))
     argv = [playbook_bin, "-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
-            "-e", f"tunewatch_root={root}", "--tags", "persistent", str(playbook)]
+            "-e", "tunewatch_hosts=localhost", "-e", f"tunewatch_root={root}", "--tags", "persistent", str(playbook)]
 
     first = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=ansible_env(tmp_path), timeout=600)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
@@ -248,6 +267,120 @@ def test_nothing_failed_nothing_to_do(tmp_path):
               "azure-sap-hana", "--output", str(script))
     assert "nothing: no check failed" in script.read_text()
     assert "tw_run" not in script.read_text().split("tw_enable()")[1]
+
+
+# -- guards: where and when the script runs -------------------------------------------------------------
+
+VFS = ("enP30832s1", "enP30833s2")
+
+
+def renumber_irqs(root: Path, shift: int) -> dict[int, int]:
+    """The VFs' IRQs get new numbers (a driver reload): msi_irqs entries, /proc/irq/N and the
+    /proc/interrupts rows move by `shift`; the old numbers of the first VF's IRQs are now
+    other devices' IRQs (an nvme queue), pinned to CPU 0, which the fix must not touch.
+    effective_affinity_list goes: the kernel, not the fix, writes it after smp_affinity_list."""
+    for effective in (root / "proc/irq").glob("*/effective_affinity_list"):
+        effective.unlink()
+    moved = {}
+    for vf in VFS:
+        msi = (root / "sys/class/net" / vf / "device/msi_irqs").resolve()
+        for entry in sorted(msi.iterdir(), key=lambda p: int(p.name), reverse=True):
+            old = int(entry.name)
+            moved[old] = old + shift
+            entry.rename(msi / str(old + shift))
+            (root / f"proc/irq/{old}").rename(root / f"proc/irq/{old + shift}")
+    lines = (root / "proc/interrupts").read_text().splitlines()
+    out = [lines[0]]
+    for line in lines[1:]:
+        label, _, rest = line.partition(":")
+        if label.strip().isdigit() and int(label) in moved:
+            line = f"{moved[int(label)]:>4}:{rest}"
+        out.append(line)
+    foreign = sorted(moved)[:4]
+    template = next(line for line in out[1:] if "mlx5_comp" in line)
+    for n, old in enumerate(foreign):
+        counts = template.partition(":")[2].split("PCI-MSI")[0]
+        out.append(f"{old:>4}:{counts}PCI-MSI 1048{n:03d}-edge      nvme0q{n}")
+        (root / f"proc/irq/{old}").mkdir()
+        (root / f"proc/irq/{old}/smp_affinity_list").write_text("0\n")
+    (root / "proc/interrupts").write_text("\n".join(out) + "\n")
+    return moved
+
+
+def test_runtime_irq_step_finds_the_irqs_when_it_runs(tmp_path):
+    """The script written for one set of IRQ numbers, run (runtime phase, for real) on a copy
+    whose IRQs were renumbered: the new numbers get pinned, the IRQs that now carry the old
+    numbers keep CPU 0, and a re-scan of the copy passes nic-irq-affinity."""
+    root = copy_host("azure-m-rebooted", tmp_path / "root")
+    script = tmp_path / "fix.sh"
+    tunewatch("remediate", "--root", str(root), "--profile", "azure-sap-hana", "--output", str(script))
+    text = script.read_text()
+    assert re.search(r"^    tw_irqs 2-31 enP30832s1 '", text, re.M)
+    assert not re.search(r"proc/irq/\d+", text), "an IRQ number frozen at scan time"
+    assert scan(root, "azure-sap-hana")["nic-irq-affinity"]["status"] == "fail"
+    moved = renumber_irqs(root, 200)
+    env = {**ENV, "TUNEWATCH_ROOT": str(root), "TUNEWATCH_APPLY": "runtime"}
+    run = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "not run under TUNEWATCH_ROOT" in run.stdout  # ethtool and systemctl never touch this machine
+    after = scan(root, "azure-sap-hana")["nic-irq-affinity"]
+    assert after["status"] == "pass", [o["message"] for o in after["objects"] if o["status"] != "pass"]
+    pinned = {int(o["object"].split("/irq")[1]) for o in after["objects"]}
+    assert pinned and pinned <= set(moved.values())
+    for old in sorted(moved)[:4]:
+        assert (root / f"proc/irq/{old}/smp_affinity_list").read_text() == "0\n"
+    control = [irq for irq in moved.values() if irq not in pinned]
+    assert control, "the control vectors (mlx5_async) are left alone"
+    second = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert "tunewatch: 0 change(s)" in second.stdout, second.stdout + second.stderr
+
+
+@pytest.mark.parametrize("change", ["boot id", "hostname", "no boot id"])
+def test_bash_refuses_another_boot_or_host(change, tmp_path):
+    root = copy_host("sas-anf", tmp_path / "root")
+    break_sas_anf(root)
+    script = tmp_path / "fix.sh"
+    tunewatch("remediate", "--root", str(root), "--profile", "azure-sas-grid-anf", "--output", str(script))
+    assert f"TW_SCAN_BOOT={BOOT_ID}" in script.read_text()
+    if change == "boot id":
+        set_boot_id(root, "8d2b1c7e-0000-4000-8000-000000000002")
+    elif change == "hostname":
+        (root / "proc/sys/kernel/hostname").write_text("other-host\n")
+    else:
+        (root / "proc/sys/kernel/random/boot_id").unlink()
+    snapshot = tree(root)
+    env = {**ENV, "TUNEWATCH_ROOT": str(root)}
+    refused = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert "refusing" in refused.stderr and "TUNEWATCH_FORCE=1" in refused.stderr
+    assert ("other-host" in refused.stderr) == (change == "hostname")
+    assert tree(root) == snapshot, "a refused run wrote something"
+    forced = subprocess.run(["bash", str(script)], capture_output=True, text=True,
+                            env={**env, "TUNEWATCH_FORCE": "1"}, timeout=120)
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert tree(root) != snapshot
+
+
+def test_ansible_refuses_another_boot_and_targets_the_scanned_host(tmp_path):
+    playbook_bin = need("ansible-playbook")
+    root = copy_host("sas-anf", tmp_path / "root")
+    break_sas_anf(root)
+    playbook = tmp_path / "fix.yml"
+    tunewatch("remediate", "--format", "ansible", "--root", str(root), "--profile", "azure-sas-grid-anf",
+              "--output", str(playbook))
+    import yaml
+    play = yaml.safe_load(playbook.read_text().replace("!unsafe", ""))[0]
+    assert play["hosts"] == "{{ tunewatch_hosts | default('sasgrid01') }}"
+    set_boot_id(root, "8d2b1c7e-0000-4000-8000-000000000002")
+    snapshot = tree(root)
+    argv = [playbook_bin, "-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
+            "-e", "tunewatch_hosts=localhost", "-e", f"tunewatch_root={root}", "--tags", "persistent", str(playbook)]
+    refused = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=ansible_env(tmp_path), timeout=600)
+    assert refused.returncode != 0 and "refusing: written for sasgrid01" in refused.stdout, refused.stdout[-2000:]
+    assert tree(root) == snapshot
+    forced = subprocess.run(argv[:-1] + ["-e", "tunewatch_force=true", str(playbook)], capture_output=True, text=True,
+                            cwd=tmp_path, env=ansible_env(tmp_path), timeout=600)
+    assert forced.returncode == 0, forced.stdout[-3000:]
 
 
 # -- the runtime part on a real veth -------------------------------------------------------------------
@@ -287,7 +420,7 @@ for sel in profile.checks:
     results.append(engine.CheckResult(sel.check.id, sel.check.title, sel.check.severity, sel.check.kind,
                                       worst(o.status for o in objects), objects))
 if script_path != "-":
-    result = engine.ScanResult(profile.id, "/", None, results, 0.0, 0.0, content.digest)
+    result = engine.ScanResult(profile.id, "/", facts.host, results, 0.0, 0.0, content.digest)
     render = render_ansible if script_path.endswith(".yml") else render_bash
     with open(script_path, "w") as f:
         f.write(render(build_plan(HostView(result, profile, facts))))
@@ -356,7 +489,7 @@ def test_ansible_runtime_on_a_veth_in_a_network_namespace(netns, tmp_path):
     playbook = tmp_path / "fix.yml"
     ns(sys.executable, "-c", RUN_IN_NETNS, "twq0", str(playbook), check=True)
     argv = [playbook_bin, "-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
-            "--tags", "runtime", str(playbook)]
+            "-e", "tunewatch_hosts=localhost", "--tags", "runtime", str(playbook)]
     first = ns(*argv, env=ansible_env(tmp_path))
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
     assert re.search(r"localhost\s+: ok=\d+\s+changed=2\s", first.stdout), first.stdout[-1500:]

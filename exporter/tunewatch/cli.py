@@ -1,6 +1,6 @@
 """tunewatch command line: scan, collect, serve, checks, profiles, validate-content.
 
-Exit codes (SPEC §4): 0 nothing fails, 2 something fails or errors, 1 usage or content error.
+Exit codes: 0 nothing fails, 2 something fails or errors, 1 usage or content error.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import textwrap
 from . import __version__, engine
 from .content import Content, did_you_mean, shipped_dir
 from .errors import ContentError, TunewatchError
+from .rootcheck import check_root
+from .sources import cite
 
 FORMATS = ("text", "json", "junit", "prometheus", "html", "xccdf", "arf")
 FILE = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # shtab's file completion
@@ -54,6 +56,9 @@ def _scan_args(p: argparse.ArgumentParser) -> None:
                    help="run only this check of the profile (repeatable; a check id or its XCCDF rule id)")
     p.add_argument("--skip-rule", action="append", default=[], metavar="CHECK",
                    help="leave this check of the profile out (repeatable)")
+    p.add_argument("--allow-partial-root", dest="allow_partial_root", action="store_true",
+                   help="scan a --root that has none of proc/, sys/ and etc/os-release (a partial snapshot): "
+                        "without it such a root is refused with exit code 1, since it looks like no host")
     _content_args(p)
 
 
@@ -91,10 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(f"--output-{fmt}", dest="report", action="append", metavar="FILE",
                        type=lambda path, fmt=fmt: (fmt, path), help=f"same as --report {fmt}=FILE"
                        ).complete = FILE  # type: ignore[attr-defined]
-    p.add_argument("--runbook-url", metavar="URL", default=os.environ.get("TUNEWATCH_RUNBOOK_URL"),
-                   help="html: link each check to URL#<check id> (default: $TUNEWATCH_RUNBOOK_URL, else the "
-                        "docs/runbook.md shipped with tunewatch)")
-    p.add_argument("--verbose", "-v", action="store_true", help="text: list passing objects too")
+    p.add_argument("--runbook-url", metavar="URL", default=os.environ.get("TUNEWATCH_RUNBOOK_URL") or None,
+                   help="html: link each check to URL#<check id>, the published runbook (default: "
+                        "$TUNEWATCH_RUNBOOK_URL; without either the report embeds each check's runbook section)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="text: list passing objects and every not-applicable check too")
+    p.add_argument("--quiet", "-q", action="store_true", help="text: only checks that fail or error")
+    p.add_argument("--brief", action="store_true", help="text: one line per check, no objects")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="text colours (default: auto)")
     p.add_argument("--timeout", type=_seconds, default=engine.DEFAULT_TIMEOUT_S, metavar="DURATION",
                    help="wall-clock limit of the scan, e.g. 60s or 2m (default: 60s); checks not decided by "
@@ -104,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("collect", help="write a snapshot of this host's facts to DIR")
     p.add_argument("directory", metavar="DIR")
+    p.add_argument("--verbose", "-v", action="store_true", help="list every file skipped (default: one summary line)")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)
     _content_args(p)
     vsphere_arguments(p, "collect")
@@ -196,8 +205,7 @@ def _write(text: str, output: str | None) -> None:
 
 def cmd_scan(args) -> int:
     content, profile, waivers = _load(args)
-    if not os.path.isdir(args.root):
-        raise ContentError(args.root, "--root is not a directory")
+    check_root(args)
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
     if sum(path is None for _, path in reports) > 1:
         raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
@@ -242,7 +250,7 @@ def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
     from .outputs.report import render_text
     colour = args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
                                         and not os.environ.get("NO_COLOR"))
-    return render_text(result, colour, args.verbose)
+    return render_text(result, colour, args.verbose, quiet=args.quiet, brief=args.brief)
 
 
 def cmd_serve(args) -> int:
@@ -269,7 +277,7 @@ def cmd_collect(args) -> int:
     content = Content(args.content)
     from .vsphere.command import collect_files
     vsphere, complete = collect_files(args, args.root)  # --vsphere.config: vmware/ from vSphere
-    written = collect(args.root, args.directory, content, vsphere)
+    written = collect(args.root, args.directory, content, vsphere, verbose=args.verbose)
     if not complete:
         print(f"wrote {written} files to {args.directory} without (some of) the vSphere facts", file=sys.stderr)
         return 1
@@ -299,8 +307,7 @@ def cmd_checks(args) -> int:
                     print(f"    {k}: {v}")
             print("  references:")
             for ref in c.references:
-                print(f"    - {ref.get('seed') and 'seed ' + ref['seed'] + ': ' or ''}{ref['title']}"
-                      f"{' ' + ref['url'] if ref.get('url') else ''}")
+                print(f"    - {cite(ref)}" + (f"\n      {ref['url']}" if ref.get("url") else ""))
         print()
     return 0
 

@@ -1,4 +1,4 @@
-"""`tunewatch collect DIR`: write a host snapshot (SPEC section 2) that scans like the host.
+"""`tunewatch collect DIR`: write a host snapshot (docs/snapshot-contract.md) that scans like the host.
 
 Every file is read through `FS(root)` (so a snapshot can be collected from a snapshot) and
 written under DIR at the same relative path. Symlinks that carry meaning (systemd wants
@@ -35,6 +35,7 @@ from .facts import boot, ethtool, filestat, interfaces, netdevice
 from .facts.services import UNIT_DIRS
 from .facts.netconfig import LINK_DIRS, NM_DIRS
 from .facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
+from .facts.modules import MODULES_LOAD_DIRS
 from .facts.udev import RULES_DIRS
 from .fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
 from .parsers.mountinfo import parse_mountinfo
@@ -47,16 +48,18 @@ LARGE_MAX_BYTES = {"proc/interrupts": INTERRUPTS_MAX_BYTES, "proc/stat": TEXT_MA
                    "proc/self/mountinfo": TEXT_MAX_BYTES, "proc/1/mountinfo": TEXT_MAX_BYTES}
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 
-IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "etc/os-release", "usr/lib/os-release",
-            "proc/stat", "sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name", "sys/class/dmi/id/product_uuid",
+IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/kernel/random/boot_id",
+            "etc/os-release", "usr/lib/os-release", "proc/stat", "sys/class/dmi/id/sys_vendor",
+            "sys/class/dmi/id/product_name", "sys/class/dmi/id/product_uuid",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
-            TUNED_MAIN)
+            TUNED_MAIN, "proc/cmdline")
 # what facts/boot.py reads for rc.local and cron @reboot (scripts: kept only when text)
 STARTUP_SCRIPTS = ("etc/rc.d/rc.local", "etc/rc.local", "etc/init.d/after.local")
 CRONTABS = ("etc/crontab", "var/spool/cron/root", "var/spool/cron/tabs/root", "var/spool/cron/crontabs/root")
 # (directory, glob) pairs copied file by file; directories are walked recursively when glob is None.
 CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPROBE_DIRS),
+          *((d, "*.conf") for d in MODULES_LOAD_DIRS),
           ("etc/sysconfig/network", "ifcfg-*"), ("etc/sysconfig/network-scripts", "ifcfg-*"),
           ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
@@ -70,8 +73,8 @@ _UDEV_ATTR = re.compile(r"\bATTRS?\{([A-Za-z0-9_./-]+)\}")
 
 
 class _Snapshot:
-    def __init__(self, fs: FS, dest: str):
-        self.fs, self.dest, self.written = fs, dest, 0
+    def __init__(self, fs: FS, dest: str, verbose: bool = False):
+        self.fs, self.dest, self.written, self.verbose = fs, dest, 0, verbose
         self.skipped: list[tuple[str, str]] = []
         self.walked: set[str] = set()
         self.stats: dict[str, dict] | None = {}  # filestat.json; None: the source's is broken, copied as is
@@ -90,7 +93,8 @@ class _Snapshot:
 
     def warn(self, rel: str, why: str) -> None:
         self.skipped.append((rel, why))
-        print(f"tunewatch collect: skipped {rel}: {why}", file=sys.stderr)
+        if self.verbose:
+            print(f"tunewatch collect: skipped {rel}: {why}", file=sys.stderr)
 
     def _target(self, rel: str) -> str:
         path = os.path.join(self.dest, rel.strip("/"))
@@ -332,14 +336,28 @@ def _write_filestat(s: _Snapshot, source: dict) -> None:
         s.write(filestat.SIDECAR, "{\n" + ",\n".join(lines) + "\n}\n")
 
 
-def collect(root: str, directory: str, content: Content, vsphere: dict[str, str] | None = None) -> int:
+def skip_summary(skipped: list[tuple[str, str]]) -> str:
+    """One line for every skip: how many, for which reasons (most frequent first)."""
+    reasons: dict[str, int] = {}
+    for _rel, why in skipped:
+        reasons[why] = reasons.get(why, 0) + 1
+    top = sorted(reasons.items(), key=lambda kv: -kv[1])
+    parts = [f"{n} {why}" for why, n in top[:3]]
+    if len(top) > 3:
+        parts.append(f"{sum(n for _w, n in top[3:])} for {len(top) - 3} other reason(s)")
+    return (f"tunewatch collect: skipped {len(skipped)} file(s): {'; '.join(parts)} "
+            "(-v lists each; the scan does not need them)")
+
+
+def collect(root: str, directory: str, content: Content, vsphere: dict[str, str] | None = None,
+            verbose: bool = False) -> int:
     """Write the snapshot of `root` into `directory` (absent or empty); the number of files written.
     `vsphere`: the vmware/ files read from vSphere (collect --vsphere.config), written instead
-    of the root's own vmware/ directory."""
+    of the root's own vmware/ directory. `verbose`: list every skipped file, not one summary line."""
     if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
         raise ContentError(directory, "collect needs a new or empty directory; it will not write into this one")
     os.makedirs(directory, exist_ok=True)
-    s = _Snapshot(FS(root), os.path.abspath(directory))
+    s = _Snapshot(FS(root), os.path.abspath(directory), verbose)
     source_stats = _source_filestat(s)
     bdis: set[str] = set()
     for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
@@ -375,6 +393,10 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
             s.copy_dir(d, pattern)
     for rel, text in sorted((vsphere or {}).items()):
         s.write(rel, text)
+    release = s.fs.read_value("proc/sys/kernel/osrelease") or ""
+    if release and "/" not in release:  # facts/modules.py: modules built into the running kernel
+        for d in ("lib/modules", "usr/lib/modules"):
+            s.copy(f"{d}/{release}/modules.builtin")
     for d in ("etc/tuned", "usr/lib/tuned", "lib/tuned"):
         for name in s.listdir(d):
             s.copy(f"{d}/{name}/tuned.conf")
@@ -393,5 +415,6 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
             s.warn(f"sys/class/net/{name}", str(e))
     _write_filestat(s, source_stats)
     if s.skipped:
-        print(f"tunewatch collect: skipped {len(s.skipped)} file(s), listed above", file=sys.stderr)
+        print(f"tunewatch collect: skipped {len(s.skipped)} file(s), listed above" if verbose
+              else skip_summary(s.skipped), file=sys.stderr)
     return s.written

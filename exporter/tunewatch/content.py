@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 
 from . import __version__, kinds
 from .errors import ContentError, FactError
+from .sources import load_sources, resolve_all, sources_path
 from .yamlsrc import MAX_BYTES, Document, load_yaml, validate
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 3  # 2: checks/defaults; 3: checks/references.yaml too
 
 CHECK_AREAS = ("network", "storage", "vmware", "system")
 
@@ -143,8 +144,11 @@ class Content:
         self._vars_checked = False  # every profile's merged vars passed the kinds' schemas
         self.checks: dict[str, Check] = {}
         self.profiles: dict[str, Profile] = {}
+        self.default_docs: list[Document] = []  # checks/defaults: driver and module defaults
         check_files, profile_files = self._content_files()
-        key = self._cache_key(check_files + profile_files) if use_cache else None
+        default_files = self._default_files()
+        sources = [sources_path(self.directory)] if os.path.exists(sources_path(self.directory)) else []
+        key = self._cache_key(check_files + profile_files + default_files + sources) if use_cache else None
         if key is not None and self._load_cache(key):
             return
         digest = hashlib.sha256()
@@ -155,12 +159,18 @@ class Content:
         for path in profile_files:
             profile = self._load_profile(path, digest)
             self.profiles[profile.id] = profile
+        self.default_docs = [self._document(path, "defaults", digest) for path in default_files]
+        self._sources = load_sources(self.directory)
+        self._resolve_references(digest)
         self.digest = digest.hexdigest()[:12]
         for profile in self.profiles.values():  # catch unknown ids and bad vars at load time
             self.resolve(profile.id)
         self._vars_checked = True
         if key is not None:
             self._save_cache(key)
+
+    def _resolve_references(self, digest=None) -> None:
+        resolve_all(self.checks.values(), self._sources, digest)
 
     def _content_files(self) -> tuple[list[str], list[str]]:
         checks = []
@@ -172,6 +182,20 @@ class Content:
         profile_dir = os.path.join(self.directory, "profiles")
         profiles = [os.path.join(profile_dir, n) for n in sorted(os.listdir(profile_dir)) if n.endswith((".yaml", ".yml"))]
         return checks, profiles
+
+    def _default_files(self) -> list[str]:
+        d = os.path.join(self.directory, "defaults")
+        return [os.path.join(d, n) for n in sorted(os.listdir(d) if os.path.isdir(d) else [])
+                if n.endswith((".yaml", ".yml"))]
+
+    @property
+    def defaults(self):
+        """Driver and module defaults (facts/defaults.py), for the boot prediction."""
+        from .facts.defaults import Defaults
+
+        if getattr(self, "_defaults", None) is None:
+            self._defaults = Defaults(doc.data for doc in self.default_docs)
+        return self._defaults
 
     # -- the validated-content cache ---------------------------------------------------
     def _cache_path(self) -> str:
@@ -202,12 +226,17 @@ class Content:
                 return False
             checks = [self._check_from(Document(*entry)) for entry in cached["checks"]]
             profiles = [self._profile_from(Document(*entry)) for entry in cached["profiles"]]
+            default_docs = [Document(*entry) for entry in cached["defaults"]]
             digest = cached["digest"]
+            sources = cached["sources"]
         except Exception:  # noqa: BLE001 - any damage: validate again
             self.checks, self.profiles = {}, {}
             return False
         self.checks = {c.id: c for c in checks}
         self.profiles = {p.id: p for p in profiles}
+        self.default_docs = default_docs
+        self._sources = sources  # checks/references.yaml as validated (part of the key): no YAML here
+        self._resolve_references()
         self.digest = digest
         self._vars_checked = True
         return True
@@ -215,7 +244,9 @@ class Content:
     def _save_cache(self, key: str) -> None:
         entries = {"key": key, "digest": self.digest,
                    "checks": [(c.doc.path, c.doc.data, c.doc.lines) for c in self.checks.values()],
-                   "profiles": [(p.doc.path, p.doc.data, p.doc.lines) for p in self.profiles.values()]}
+                   "profiles": [(p.doc.path, p.doc.data, p.doc.lines) for p in self.profiles.values()],
+                   "defaults": [(d.path, d.data, d.lines) for d in self.default_docs],
+                   "sources": self._sources}
         import tempfile
 
         try:

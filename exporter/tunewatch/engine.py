@@ -23,6 +23,7 @@ from .errors import FactError, ParseError
 from .facts.context import Facts
 from .facts.host import Host
 from .fs import FS
+from .kinds._predict import complete as complete_prediction
 from .kinds.base import ERROR, FAIL, NOTAPPLICABLE, STATUSES, WAIVED, ObjectResult, Target, worst
 from .selectors import condition_holds, select_interfaces
 
@@ -105,6 +106,8 @@ def evaluate_check(sel: SelectedCheck, facts: Facts, scope: dict) -> CheckResult
                                     f"{check.id}: internal error in kind {check.kind}: {type(e).__name__}: {e}")]
         if not objects:
             objects = [ObjectResult("-", NOTAPPLICABLE, "", "", f"{check.id}: nothing in scope on this host")]
+    if check.runtime_check:  # every object of a -persistent check says what the next boot brings
+        complete_prediction(objects)
     return CheckResult(check.id, check.title, check.severity, check.kind,
                        worst(o.status for o in objects), objects, check.runtime_check)
 
@@ -148,6 +151,8 @@ DEFAULT_TIMEOUT_S = 60.0
 def _failed(sel: SelectedCheck, why: str, actual: str = "internal error") -> CheckResult:
     check = sel.check
     obj = ObjectResult("-", ERROR, "", actual, f"{check.id}: {why}")
+    if check.runtime_check:
+        complete_prediction([obj])
     return CheckResult(check.id, check.title, check.severity, check.kind, ERROR, [obj], check.runtime_check)
 
 
@@ -164,7 +169,7 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
     scan timed out. `on_result` sees each check's result as soon as it is decided."""
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
-    facts = Facts(FS(root), _module_params(profile), deadline)
+    facts = Facts(FS(root), _module_params(profile), deadline, content.defaults)
     today = today or dt.datetime.now(dt.timezone.utc).date()
     results = []
     for sel in profile.checks:

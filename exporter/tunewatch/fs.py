@@ -1,4 +1,4 @@
-"""One root for every fact (the snapshot contract, SPEC section 2), read safely.
+"""One root for every fact (the snapshot contract, docs/snapshot-contract.md), read safely.
 
 Like prometheus/procfs's `FS`, every reader takes paths relative to a root: `/` on a live
 host, a snapshot directory otherwise. Three promises hold for every path, live or snapshot:

@@ -1,5 +1,6 @@
-// One host in detail. The top rows use the default series; the "Detail" rows need
-// `--metrics.detail` on the host (docs/metrics.md) and are empty without it.
+// One host in detail (the instance variable is single-select). The top rows use the default
+// series; the "Detail" rows need `--metrics.detail` on the host (docs/metrics.md), are empty
+// without it, and are collapsed so that the dashboard opens on what every host exports.
 local g = import 'lib.libsonnet';
 local s = g.sel;
 local sp = function(extra='') s('profile=~"$profile"' + (if extra == '' then '' else ', ' + extra));
@@ -83,7 +84,7 @@ local obsExp(setting) = [
                    [g.target('tunewatch_nic_data_irqs{%s}' % s(), instant=true, legend='{{interface}} node {{node}}')],
                    [12, 30, 12, 8]),
 
-        g.row('Detail: objects, queues and IRQs (--metrics.detail)', 38),
+        g.collapsedRow('Detail, needs --metrics.detail on the host: objects, queues and IRQs', 38, 38, [
         g.table('Objects', 'Status of every evaluated object; expected and actual values are in the JSON report.' + detail,
                 ['tunewatch_object_status{%s}' % s()], [0, 39, 24, 9], hide=['Value #A'], links={ check: runbookLink })
         + { fieldConfig+: { overrides+: [g.statusColours] } },
@@ -98,7 +99,8 @@ local obsExp(setting) = [
                      [g.target('tunewatch_irq_affinity_first_cpu{%s}' % s(), legend='{{interface}} irq {{irq}}')],
                      [16, 48, 8, 8], min=0),
 
-        g.row('Detail: NIC settings (--metrics.detail)', 56),
+        ]),
+        g.collapsedRow('Detail, needs --metrics.detail on the host: NIC rings and coalescing', 39, 56, [
         g.table('Settings: observed vs expected', 'Ring sizes (descriptors) and rx-usecs (microseconds) observed and required.' + detail,
                 obsExp('setting=~"(rings|coalesce)[.].+"'), [0, 57, 12, 8],
                 rename={ 'Value #A': 'observed', 'Value #B': 'expected' }),
@@ -107,7 +109,8 @@ local obsExp(setting) = [
                       g.target(obsExp('setting=~"(rings|coalesce)[.].+"')[1], 'B', legend='{{object}} {{setting}} expected')],
                      [12, 57, 12, 8], min=0),
 
-        g.row('Detail: NFS and sysctls (--metrics.detail)', 65),
+        ]),
+        g.collapsedRow('Detail, needs --metrics.detail on the host: NFS and sysctls', 40, 65, [
         g.table('NFS objects', 'Status of each NFS mount per NFS check.' + detail,
                 ['tunewatch_object_status{%s}' % s('check=~"nfs-.+"')], [0, 66, 24, 8], hide=['Value #A'],
                 links={ check: runbookLink }) + { fieldConfig+: { overrides+: [g.statusColours] } },
@@ -125,6 +128,7 @@ local obsExp(setting) = [
                      [g.target(obsExp('setting=~"sunrpc[.].+|vm[.]dirty_.+"')[0], 'A', legend='{{setting}}'),
                       g.target(obsExp('setting=~"sunrpc[.].+|vm[.]dirty_.+"')[1], 'B', legend='{{setting}} expected')],
                      [0, 82, 24, 7]),
+        ]),
       ]),
   },
 }

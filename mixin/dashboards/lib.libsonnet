@@ -41,6 +41,13 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
     gridPos: { x: 0, y: y, w: 24, h: 1 },
   },
 
+  // A collapsed row holds its panels (Grafana's JSON model); they keep the positions they
+  // take when it is expanded, counted from the row's own y (at, in the panels' grid).
+  collapsedRow(title, y, at, panels):: $.row(title, y) {
+    collapsed: true,
+    panels: [p { gridPos+: { y: y + (p.gridPos.y - at) } } for p in panels],
+  },
+
   stat(title, description, unit, expr, grid, thresholds=null, mappings=[]):: $.panel(
     'stat', title, description, unit, [$.target(expr, instant=true)], grid,
     fieldConfig={ mappings: mappings } + (if thresholds == null then {} else {
@@ -114,8 +121,10 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
     { type: 'datasource', name: 'datasource', label: 'Data source', query: 'prometheus', current: {}, hide: 0,
       refresh: 1, regex: '', includeAll: false, multi: false, options: [], skipUrlSync: false },
     $.queryVariable('job', 'Job', 'label_values(tunewatch_build_info{%s}, job)' % selector, multi=true),
+    // The host dashboard shows one host: single-select, no All, the first host by default
+    // (Grafana selects the first option when none is current).
     $.queryVariable('instance', 'Instance', 'label_values(tunewatch_build_info{job=~"$job"}, instance)',
-                    multi=true),
+                    multi=!hostDashboard),
     $.queryVariable('profile', 'Profile',
                     'label_values(tunewatch_check_status{job=~"$job", instance=~"$instance"}, profile)', multi=true),
   ],
@@ -176,6 +185,12 @@ local ds = { type: 'prometheus', uid: '${datasource}' };
               keepTime: true, icon: 'external link', targetBlank: false, tooltip: '', url: '' }],
     annotations: { list: $.annotations(c.tunewatchSelector) },
     templating: { list: $.variables(c.tunewatchSelector, hostDashboard=uid == c.hostDashboardUID) },
-    panels: std.mapWithIndex(function(i, p) p { id: i + 1 }, panels),
+    // ids top to bottom, the panels inside collapsed rows included
+    panels: std.foldl(function(acc, p)
+      local n = acc.n + 1;
+      local kids = if p.type == 'row' then p.panels else [];
+      { n: n + std.length(kids),
+        out: acc.out + [if p.type == 'row' then p { id: n, panels: std.mapWithIndex(function(i, k) k { id: n + 1 + i }, kids) }
+                        else p { id: n }] }, panels, { n: 0, out: [] }).out,
   },
 }

@@ -170,17 +170,49 @@ def test_all_requested_panel_types_used():
 
 
 def test_grid_within_24_columns_and_no_overlap(dashboard):
-    boxes = []
-    for panel in all_panels(dashboard):
-        g = panel["gridPos"]
-        assert set(g) >= {"x", "y", "w", "h"}, panel["id"]
-        assert g["x"] >= 0 and g["y"] >= 0 and g["w"] > 0 and g["h"] > 0, panel["id"]
-        assert g["x"] + g["w"] <= 24, (panel["id"], g)
-        boxes.append((panel["id"], g))
-    for (a, ga), (b, gb) in itertools.combinations(boxes, 2):
-        overlap_x = ga["x"] < gb["x"] + gb["w"] and gb["x"] < ga["x"] + ga["w"]
-        overlap_y = ga["y"] < gb["y"] + gb["h"] and gb["y"] < ga["y"] + ga["h"]
-        assert not (overlap_x and overlap_y), f"panels {a} and {b} overlap: {ga} {gb}"
+    """The dashboard as it opens (top-level panels), and each collapsed row's panels as they
+    lie once it is expanded: within 24 columns, below their row, none overlapping."""
+    layers = [[p for p in dashboard["panels"]]]
+    layers += [[row, *row["panels"]] for row in dashboard["panels"] if row["type"] == "row" and row.get("collapsed")]
+    for layer in layers:
+        boxes = []
+        for panel in layer:
+            g = panel["gridPos"]
+            assert set(g) >= {"x", "y", "w", "h"}, panel["id"]
+            assert g["x"] >= 0 and g["y"] >= 0 and g["w"] > 0 and g["h"] > 0, panel["id"]
+            assert g["x"] + g["w"] <= 24, (panel["id"], g)
+            assert g["y"] >= layer[0]["gridPos"]["y"] or layer is layers[0], (panel["id"], g)
+            boxes.append((panel["id"], g))
+        for (a, ga), (b, gb) in itertools.combinations(boxes, 2):
+            overlap_x = ga["x"] < gb["x"] + gb["w"] and gb["x"] < ga["x"] + ga["w"]
+            overlap_y = ga["y"] < gb["y"] + gb["h"] and gb["y"] < ga["y"] + ga["h"]
+            assert not (overlap_x and overlap_y), f"panels {a} and {b} overlap: {ga} {gb}"
+
+
+def test_host_dashboard_opens_on_one_host_with_detail_rows_collapsed():
+    host = load(REPO / "dashboards" / "tunewatch-host.json")
+    instance = next(v for v in host["templating"]["list"] if v["name"] == "instance")
+    assert not instance["multi"] and not instance["includeAll"] and "allValue" not in instance
+    assert instance["current"] == {}  # Grafana then selects the first host
+    rows = [p for p in host["panels"] if p["type"] == "row"]
+    detail = [r for r in rows if "--metrics.detail" in r["title"]]
+    assert len(detail) == 3 and all(r["collapsed"] and r["panels"] for r in detail)
+    assert all(r["title"].startswith("Detail, needs --metrics.detail") for r in detail)
+    assert sum(len(r["panels"]) for r in detail) == 11  # every detail panel, none left expanded
+    for row in detail:
+        for panel in row["panels"]:
+            assert "Needs --metrics.detail" in panel["description"], panel["title"]
+    top = [p for p in host["panels"] if p not in detail]
+    assert all("--metrics.detail" not in p["title"] for p in top)
+    ids = [p["id"] for p in all_panels(host)]
+    assert len(ids) == len(set(ids))
+
+
+def test_fleet_panels_do_not_read_alerts():
+    fleet = load(REPO / "dashboards" / "tunewatch-fleet.json")
+    for panel in all_panels(fleet):
+        for target in panel.get("targets", []):
+            assert "ALERTS" not in target["expr"], panel["title"]
 
 
 def test_datasource_variable_everywhere(dashboard):
@@ -215,6 +247,8 @@ def test_template_variables(dashboard):
     assert variables["profile"]["definition"] == \
         'label_values(tunewatch_check_status{job=~"$job", instance=~"$instance"}, profile)'
     for name in ("job", "instance", "profile"):
+        if name == "instance" and dashboard["uid"] == "tunewatch-host":
+            continue  # one host at a time (test_host_dashboard_opens_on_one_host_with_detail_rows_collapsed)
         assert variables[name]["multi"] and variables[name]["includeAll"] and variables[name]["allValue"] == ".+"
     for where, expr in queries(dashboard):
         if where.startswith("panel") or where.startswith("annotation"):

@@ -285,7 +285,7 @@ def serve_count(scan, detail: bool = False) -> int:
 
 def test_series_budget_of_the_synthetic_big_host():
     """416 CPUs / 8 nodes, 4 AN pairs x 64 data IRQs, 50 NFS mounts (synthetic, same shape as
-    benchmarks/gen_big_host.py): <= 150 series by default (SPEC section 5), textfile and serve."""
+    benchmarks/gen_big_host.py): <= 150 series by default (docs/metrics.md), textfile and serve."""
     scan = sr.big_host()
     assert count(prom.render(scan)) <= 150 and serve_count(scan) <= 150, (count(prom.render(scan)), serve_count(scan))
     # the default grows with neither CPUs, IRQs nor mounts

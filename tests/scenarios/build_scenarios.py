@@ -66,6 +66,8 @@ AZ_KERNEL = "5.14.21-150400.24.81-default"
 RHEL84_KERNEL = "4.18.0-305.el8.x86_64"
 VM_KERNEL = "4.18.0-372.9.1.el8.x86_64"
 NODES16 = {0: list(range(0, 8)), 1: list(range(8, 16))}
+# an M-series-like topology: 16 CPUs per node, so 16 queues are within nic-queue-count's node limit
+NODES32 = {0: list(range(0, 16)), 1: list(range(16, 32))}
 
 OS = {
     "sles15sp4": 'NAME="SLES"\nVERSION="15-SP4"\nVERSION_ID="15.4"\nPRETTY_NAME="SUSE Linux Enterprise Server 15 SP4"\nID="sles"\nID_LIKE="suse"\n',
@@ -73,6 +75,7 @@ OS = {
     "rhel84": 'NAME="Red Hat Enterprise Linux"\nVERSION="8.4 (Ootpa)"\nID="rhel"\nID_LIKE="fedora"\nVERSION_ID="8.4"\nPRETTY_NAME="Red Hat Enterprise Linux 8.4 (Ootpa)"\n',
     "rhel82": 'NAME="Red Hat Enterprise Linux"\nVERSION="8.2 (Ootpa)"\nID="rhel"\nID_LIKE="fedora"\nVERSION_ID="8.2"\nPRETTY_NAME="Red Hat Enterprise Linux 8.2 (Ootpa)"\n',
     "rhel86": 'NAME="Red Hat Enterprise Linux"\nVERSION="8.6 (Ootpa)"\nID="rhel"\nID_LIKE="fedora"\nVERSION_ID="8.6"\nPRETTY_NAME="Red Hat Enterprise Linux 8.6 (Ootpa)"\n',
+    "rhel10": 'NAME="Red Hat Enterprise Linux"\nVERSION="10.0 (Coughlan)"\nID="rhel"\nID_LIKE="centos fedora"\nVERSION_ID="10.0"\nPRETTY_NAME="Red Hat Enterprise Linux 10.0 (Coughlan)"\n',
     "ubuntu2004": 'NAME="Ubuntu"\nVERSION="20.04.6 LTS (Focal Fossa)"\nID=ubuntu\nID_LIKE=debian\nPRETTY_NAME="Ubuntu 20.04.6 LTS"\nVERSION_ID="20.04"\n',
 }
 
@@ -246,10 +249,15 @@ IRQBALANCE_UNIT = bx.UNITS["irqbalance.service"]
 # sysctl
 # --------------------------------------------------------------------------------------
 
-def sunrpc_scn(name, check, desc, **meta) -> Root:
+def sunrpc_scn(name, check, desc, early=True, **meta) -> Root:
+    """A RHEL 8.4 Azure host. `early`: sunrpc is listed in etc/modules-load.d, so it is
+    loaded before systemd-sysctl and sysctl files reach its keys (the scenarios about
+    sysctl file precedence need that; the boot-prediction ones set early=False)."""
     r = Root("sysctl", name, check, desc, **meta)
     azure_host(r, kernel=RHEL84_KERNEL, os_key="rhel84")
     mountinfo(r, [])
+    if early:
+        r.write("etc/modules-load.d/sunrpc.conf", "# load sunrpc before systemd-sysctl\nsunrpc\n")
     return r
 
 
@@ -263,6 +271,135 @@ def tuned_runs(r: Root, profile: str | None = "throughput-performance", reapply:
     if reapply is not None:
         r.write("etc/tuned/tuned-main.conf", "# tuned-main.conf(5)\ndaemon = 1\ndynamic_tuning = 0\n"
                 f"reapply_sysctl = {reapply}\n")
+
+
+# nfs-utils systemd/60-nfs.rules (nfs-utils 2.6.3, commit 9466df03 "systemd: Apply all sysctl
+# settings through udev rule when NFS-related modules are loaded"), the sunrpc rule verbatim
+NFS_UTILS_60_NFS_RULES = (
+    "# Ensure all NFS systctl settings get applied when modules load\n\n"
+    "# sunrpc module supports \"sunrpc.*\" sysctls\n"
+    "ACTION==\"add\", SUBSYSTEM==\"module\", KERNEL==\"sunrpc\", \\\n"
+    "  RUN+=\"/sbin/sysctl -q --pattern ^sunrpc --system\"\n\n"
+    "# lockd module supports \"fs.nfs.nlm*\" and \"fs.nfs.nsm*\" sysctls\n"
+    "ACTION==\"add\", SUBSYSTEM==\"module\", KERNEL==\"lockd\", \\\n"
+    "  RUN+=\"/sbin/sysctl -q --pattern ^fs.nfs.n[sl]m --system\"\n")
+# nfs-utils 2.6.2 systemd/50-nfs.conf (commit afc7132d, installed in modprobe.d; reverted in 2.6.3)
+NFS_UTILS_50_NFS_CONF = (
+    "# Ensure all NFS systctl settings get applied when modules load\n\n"
+    "# sunrpc module supports \"sunrpc.*\" sysctls\n"
+    "install sunrpc /sbin/modprobe --ignore-install sunrpc $CMDLINE_OPTS && /sbin/sysctl -q --pattern sunrpc "
+    "--system\n")
+BOTH = {"sunrpc.tcp_max_slot_table_entries": "fail", "sunrpc.tcp_slot_table_entries": "fail"}
+
+
+def seed003_sysctl_conf(r: Root) -> None:
+    """Seed 003: "add the following tunables to /etc/sysctl.conf", on RHEL 8, which ships
+    etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf (systemd-sysctl reads it)."""
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.conf", comment="seed 003: RPC Slot Table Tuning")
+    r.symlink("etc/sysctl.d/99-sysctl.conf", "../sysctl.conf")
+
+
+def _sunrpc_boot(P: str) -> None:
+    """docs/snapshot-contract.md "Persistence": sunrpc.* reaches the module at boot only when it is loaded
+    before systemd-sysctl or a hook re-applies sysctl files when it loads."""
+    r = sunrpc_scn("sunrpc_sysctl_conf_only.fail", P,
+                   "seed 003 verbatim: sunrpc.* only in etc/sysctl.conf (read by systemd-sysctl through the RHEL "
+                   "99-sysctl.conf link), but sunrpc loads after systemd-sysctl and nothing re-applies it: the slot "
+                   "tables come back at the module defaults 2 and 65536", early=False, objects=BOTH)
+    seed003_sysctl_conf(r)
+
+    r = sunrpc_scn("sunrpc_nfs_utils_udev_hook.pass", P,
+                   "seed 003's etc/sysctl.conf plus nfs-utils >= 2.6.3 usr/lib/udev/rules.d/60-nfs.rules: "
+                   "`sysctl -q --pattern ^sunrpc --system` runs when sunrpc loads", early=False)
+    seed003_sysctl_conf(r)
+    r.write("usr/lib/udev/rules.d/60-nfs.rules", NFS_UTILS_60_NFS_RULES)
+
+    r = sunrpc_scn("sunrpc_udev_hook_applies_unlinked_sysctl_conf.pass", P,
+                   "no 99-sysctl.conf link (systemd-sysctl would ignore etc/sysctl.conf), but the udev hook runs "
+                   "procps `sysctl --system`, which reads etc/sysctl.conf last", early=False)
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.conf")
+    r.write("usr/lib/udev/rules.d/60-nfs.rules", NFS_UTILS_60_NFS_RULES)
+
+    r = sunrpc_scn("sunrpc_hook_masked.fail", P,
+                   "60-nfs.rules is installed but masked by etc/udev/rules.d/60-nfs.rules -> /dev/null: no hook",
+                   early=False, objects=BOTH)
+    seed003_sysctl_conf(r)
+    r.write("usr/lib/udev/rules.d/60-nfs.rules", NFS_UTILS_60_NFS_RULES)
+    r.symlink("etc/udev/rules.d/60-nfs.rules", "/dev/null")
+
+    r = sunrpc_scn("sunrpc_udev_hook_pattern_excludes_sunrpc.fail", P,
+                   "a hook whose --pattern (^fs.nfs) does not select sunrpc keys applies none of them",
+                   early=False, objects=BOTH)
+    seed003_sysctl_conf(r)
+    r.write("etc/udev/rules.d/60-nfs-local.rules", 'ACTION=="add", SUBSYSTEM=="module", KERNEL=="sunrpc", '
+                                                   'RUN+="/sbin/sysctl -q --pattern ^fs.nfs --system"\n')
+
+    r = sunrpc_scn("sunrpc_udev_hook_systemd_sysctl_prefix.pass", P,
+                   "a udev rule runs systemd-sysctl --prefix=/sunrpc when sunrpc loads; etc/sysctl.d sets 128",
+                   early=False)
+    sunrpc_runtime(r)
+    sysctl_file(r, "etc/sysctl.d/90-sas-anf.conf")
+    r.write("etc/udev/rules.d/60-sunrpc.rules", 'ACTION=="add", SUBSYSTEM=="module", KERNEL=="sunrpc", '
+                                                'RUN+="/usr/lib/systemd/systemd-sysctl --prefix=/sunrpc"\n')
+
+    r = sunrpc_scn("sunrpc_modules_load_d.pass", P,
+                   "seed 003's etc/sysctl.conf plus etc/modules-load.d/sunrpc.conf: systemd-modules-load loads "
+                   "sunrpc before systemd-sysctl", early=False)
+    seed003_sysctl_conf(r)
+    r.write("etc/modules-load.d/sunrpc.conf", "sunrpc\n")
+
+    r = sunrpc_scn("sunrpc_modules_load_d_masked.fail", P,
+                   "usr/lib/modules-load.d/sunrpc.conf is masked by etc/modules-load.d/sunrpc.conf -> /dev/null",
+                   early=False, objects=BOTH)
+    seed003_sysctl_conf(r)
+    r.write("usr/lib/modules-load.d/sunrpc.conf", "sunrpc\n")
+    r.symlink("etc/modules-load.d/sunrpc.conf", "/dev/null")
+
+    r = sunrpc_scn("sunrpc_builtin.pass", P,
+                   "sunrpc is built into the kernel (modules.builtin lists kernel/net/sunrpc/sunrpc.ko): its keys "
+                   "exist when systemd-sysctl runs", early=False)
+    seed003_sysctl_conf(r)
+    r.write(f"lib/modules/{RHEL84_KERNEL}/modules.builtin", "kernel/fs/nfs_common/grace.ko\n"
+                                                           "kernel/net/sunrpc/sunrpc.ko\n")
+
+    r = sunrpc_scn("sunrpc_modprobe_install_line.pass", P,
+                   "nfs-utils 2.6.2's usr/lib/modprobe.d/50-nfs.conf: `install sunrpc /sbin/modprobe "
+                   "--ignore-install sunrpc && /sbin/sysctl -q --pattern sunrpc --system`", early=False)
+    seed003_sysctl_conf(r)
+    r.write("usr/lib/modprobe.d/50-nfs.conf", NFS_UTILS_50_NFS_CONF)
+
+    r = sunrpc_scn("sunrpc_modprobe_install_without_sysctl.fail", P,
+                   "an install line that loads sunrpc but runs no sysctl re-applies nothing",
+                   early=False, objects=BOTH)
+    seed003_sysctl_conf(r)
+    r.write("etc/modprobe.d/sunrpc.conf", "install sunrpc /sbin/modprobe --ignore-install sunrpc $CMDLINE_OPTS\n")
+
+    r = sunrpc_scn("sunrpc_modprobe_options_at_load.pass", P,
+                   "modprobe.d `options sunrpc` applies when sunrpc loads, whenever that is", early=False)
+    sunrpc_runtime(r)
+    r.write("etc/modprobe.d/sunrpc.conf",
+            "options sunrpc tcp_slot_table_entries=128 tcp_max_slot_table_entries=128\n")
+
+    r = sunrpc_scn("sunrpc_tuned_sysctl_not_counted.fail", P,
+                   "the active tuned profile's [sysctl] sets 128, but tuned is not ordered after the NFS mounts "
+                   "that load sunrpc: it does not count", early=False, objects=BOTH)
+    sunrpc_runtime(r)
+    tuned_runs(r, profile="sas-anf")
+    r.write("etc/tuned/sas-anf/tuned.conf", "[main]\ninclude=throughput-performance\n\n[sysctl]\n"
+                                           "sunrpc.tcp_slot_table_entries=128\nsunrpc.tcp_max_slot_table_entries=128\n")
+    r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
+
+    r = sunrpc_scn("sunrpc_tuned_sysctl_with_modules_load.pass", P,
+                   "the same tuned profile with sunrpc in etc/modules-load.d: loaded before tuned starts, so it "
+                   "counts", early=False)
+    sunrpc_runtime(r)
+    tuned_runs(r, profile="sas-anf")
+    r.write("etc/tuned/sas-anf/tuned.conf", "[main]\ninclude=throughput-performance\n\n[sysctl]\n"
+                                           "sunrpc.tcp_slot_table_entries=128\nsunrpc.tcp_max_slot_table_entries=128\n")
+    r.write("usr/lib/tuned/throughput-performance/tuned.conf", bx.THROUGHPUT_PERFORMANCE)
+    r.write("etc/modules-load.d/sunrpc.conf", "sunrpc\n")
 
 
 @scenario("sysctl")
@@ -412,6 +549,8 @@ def _sysctl():
     sysctl_file(r, "usr/lib/sysctl.d/99-vendor.conf", slot=2, max_slot=65536)
     r.symlink("etc/sysctl.d/99-vendor.conf", "/dev/null")
 
+    _sunrpc_boot(P)
+
     D = "vm-dirty-settings-persistent"
     r = Root("sysctl", "dirty_runtime_correct.pass", "vm-dirty-settings", "NFS mounted; dirty settings at runtime")
     nfs_host(r)
@@ -427,6 +566,13 @@ def _sysctl():
     r.value("proc/sys/vm/dirty_expire_centisecs", 3000)
     r.value("proc/sys/vm/dirty_writeback_centisecs", 500)
 
+    r = Root("sysctl", "dirty_not_configured_kernel_default.fail", D,
+             "nothing sets vm.dirty_* for boot: they come back at the kernel defaults (dirty_bytes 0, "
+             "dirty_expire_centisecs 3000, dirty_writeback_centisecs 500; mm/page-writeback.c)",
+             objects={"vm.dirty_bytes": "fail", "vm.dirty_expire_centisecs": "fail",
+                      "vm.dirty_writeback_centisecs": "fail"})
+    nfs_host(r)
+    r.write("etc/sysctl.d/50-other.conf", "vm.swappiness = 10\n")
     r = Root("sysctl", "tuned_profile_sysctl_via_include.pass", D,
              "active tuned profile sas-performance includes sas-base, whose [sysctl] sets the dirty values")
     nfs_host(r)
@@ -964,7 +1110,7 @@ def _accelerated_networking():
              objects={"eth0": "fail"})
     azure_host(r)
     an_pair(r, msi=range(24, 33), vf_state="down")
-    # SPEC 2: Azure's DMI chassis asset tag 7783-7084-3265-9085-8269-3286-77; Hyper-V on premises
+    # docs/snapshot-contract.md: Azure's DMI chassis asset tag 7783-7084-3265-9085-8269-3286-77; Hyper-V on premises
     # reports sys_vendor "Microsoft Corporation" too, without Azure services
     r = Root(K, "azure_vendor_without_asset_tag.notapplicable", C,
              "Hyper-V on premises: vendor Microsoft Corporation, no Azure asset tag, hv_netvsc without VF")
@@ -995,7 +1141,7 @@ def _accelerated_networking():
 
 def persist_az(name, desc, net="wicked.service", **meta) -> Root:
     r = Root("nic_settings_persistent", name, "nic-settings-persistent", desc, **meta)
-    azure_host(r)
+    azure_host(r, nodes=NODES32)
     an_pair(r, msi=range(24, 33))
     network_service(r, net)
     return r
@@ -1085,6 +1231,65 @@ WantedBy=multi-user.target
 """
 
 
+# Azure M416(s)_v2: 416 vCPUs in 8 NUMA nodes of 52
+NODES416 = {n: list(range(52 * n, 52 * (n + 1))) for n in range(8)}
+EL10_KERNEL = "6.12.0-55.12.1.el10_0.x86_64"
+
+
+def netvsc_scn(name, desc, *, kernel=AZ_KERNEL, os_key="sles15sp4", nodes=None, combined_max=64,
+               driver=bx.MLX5_DRIVER, **meta) -> Root:
+    """An AN pair whose VF is configured by a udev rule matching its driver; the hv_netvsc
+    master `eth0` has no configuration: judged by its driver default (checks/defaults)."""
+    r = Root("nic_settings_persistent", name, "nic-settings-persistent", desc, **meta)
+    azure_host(r, kernel=kernel, os_key=os_key, nodes=nodes or NODES32)
+    an_pair(r, msi=range(24, 33), vf_driver=driver)
+    r.json("ethtool/eth0.json", bx.ethtool_hv_netvsc(kernel, 8, combined_max))
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", VF_DRIVER_RULE.replace("mlx5_core", driver.rsplit("/", 1)[-1]))
+    return r
+
+
+@scenario("nic_settings_persistent")
+def _netvsc_defaults():
+    """docs/snapshot-contract.md "Persistence": a setting nothing configures is judged by the driver default."""
+    netvsc_scn("netvsc_default_8_on_5_14.pass",
+               "Linux 5.14, 32 vCPUs: hv_netvsc opens min(8, vCPUs) = 8 channels (VRSS_CHANNEL_DEFAULT 8), "
+               "<= 16: the master needs no configuration", objects={"eth0": "pass", "enP1s1": "pass"})
+    netvsc_scn("netvsc_default_64_on_6_12_m416.fail",
+               "Linux 6.12 on an M416 (416 vCPUs): hv_netvsc opens 64 channels by default (commit \"net: netvsc: "
+               "Update default VMBus channels\"), above 16: the master must be configured",
+               kernel=EL10_KERNEL, os_key="rhel10", nodes=NODES416,
+               objects={"eth0": "fail", "enP1s1": "pass"})
+    netvsc_scn("netvsc_default_16_on_6_12_32_vcpus.pass",
+               "Linux 6.12 with 32 vCPUs: min(16, vCPUs) = 16 channels, within the limit",
+               kernel=EL10_KERNEL, os_key="rhel10", objects={"eth0": "pass"})
+    netvsc_scn("netvsc_default_6_12_capped_by_combined_max.pass",
+               "Linux 6.12 on 416 vCPUs, but the host offers at most 16 channels (combined-max 16): the default "
+               "is never above it", kernel=EL10_KERNEL, os_key="rhel10", nodes=NODES416, combined_max=16,
+               objects={"eth0": "pass"})
+    r = netvsc_scn("netvsc_6_12_m416_configured_16.pass",
+                   "the M416 on Linux 6.12 with the master configured to 16 channels (NetworkManager keyfile)",
+                   kernel=EL10_KERNEL, os_key="rhel10", nodes=NODES416, objects={"eth0": "pass"})
+    network_service(r, "NetworkManager.service")
+    r.write(KEYFILE.format(i="eth0"), "[connection]\nid=eth0\ntype=ethernet\ninterface-name=eth0\n\n[ethtool]\n"
+                                      "channels-combined=16\n", mode=0o600)
+    filestat(r, {KEYFILE.format(i="eth0"): SECURE})
+    r = netvsc_scn("vf_default_within_node_limit_sas.pass",
+                   "azure-sas-grid-anf (queues <= the node's CPUs): an mlx5 VF nothing configures comes back at "
+                   "min(64, combined-max 8) = 8 <= 16 CPUs of its node", profile="azure-sas-grid-anf",
+                   objects={"enP1s1": "pass", "eth0": "pass"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", "# the VF keeps its driver default\n")
+    ethtool_vf(r, combined=8, combined_max=8)
+    r = netvsc_scn("node_limit_applies_to_configured_value.fail",
+                   "ifcfg sets 16 channels on the master, but its NUMA node has 8 CPUs: nic-queue-count's limit "
+                   "is min(16, 8)", nodes=NODES16, objects={"eth0": "fail"})
+    network_service(r, "wicked.service")
+    r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
+    r = netvsc_scn("mana_default_unknown.fail",
+                   "a MANA VF nothing configures: content knows no mana default, so it fails as not configured",
+                   driver=bx.MLX5_DRIVER.replace("mlx5_core", "mana"), objects={"enP1s1": "fail"})
+    r.write("etc/udev/rules.d/70-accelnet-queues.rules", "# nothing for mana\n")
+
+
 @scenario("nic_settings_persistent")
 def _nic_settings_persistent():
     K, C = "nic_settings_persistent", "nic-settings-persistent"
@@ -1107,7 +1312,8 @@ def _nic_settings_persistent():
     r = persist_az("suse_ifcfg_combined_32.fail", "ETHTOOL_OPTIONS sets 32 queues (> 16)",
                    objects={"eth0": "fail", "enP1s1": "fail"})
     r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 32'\n")
-    persist_az("no_config.fail", "nothing configures the queue count", objects={"eth0": "fail", "enP1s1": "fail"})
+    persist_az("no_config.fail", "nothing configures the queue count: the VF comes back at the mlx5 default (64, "
+               "above 16), the hv_netvsc master at its default 8 on Linux 5.14", objects={"eth0": "pass", "enP1s1": "fail"})
 
     def vm(name, desc, net="NetworkManager.service", net_enabled=True, **meta):
         r = vmx_nic_scn(K, name, C, desc, **meta)
@@ -1206,9 +1412,10 @@ def _nic_settings_persistent():
     r.write(KEYFILE.format(i="ens192"), NM_KEYFILE.format(i="ens192", rx=512).replace(
         "coalesce-rx-usecs", "coalesce-rx-usec"), mode=0o600)
     filestat(r, {KEYFILE.format(i="ens192"): SECURE})
-    r = persist_az("keyfile_on_vf_not_master.fail", net="NetworkManager.service", desc=
-                   "only the VF's keyfile sets channels: it does not reach the hv_netvsc master",
-                   objects={"enP1s1": "pass", "eth0": "fail"})
+    r = persist_az("keyfile_on_vf_master_at_driver_default.pass", net="NetworkManager.service", desc=
+                   "only the VF's keyfile sets channels: it does not reach the hv_netvsc master, which comes back "
+                   "at its driver default, 8 on Linux 5.14 (<= 16: it needs no configuration of its own)",
+                   objects={"enP1s1": "pass", "eth0": "pass"})
     r.write(KEYFILE.format(i="enP1s1"),
             "[connection]\nid=enP1s1\ntype=ethernet\ninterface-name=enP1s1\n\n[ethtool]\nchannels-combined=16\n",
             mode=0o600)
@@ -1225,12 +1432,12 @@ def _nic_settings_persistent():
     r.write(dispatch, both, mode=0o755)
     r = persist_az("dispatcher_group_writable.fail", net="NetworkManager.service", desc=
                    "the same script, mode 0775: NetworkManager-dispatcher(8) never runs a script writable by group",
-                   objects={"eth0": "fail", "enP1s1": "fail"})
+                   objects={"eth0": "pass", "enP1s1": "fail"})
     r.write(dispatch, both, mode=0o755)
     filestat(r, {dispatch: {"mode": "0775", "uid": 0}})
     r = persist_az("dispatcher_not_owned_by_root.fail", net="NetworkManager.service",
                    desc="the same script owned by uid 1000: never run",
-                   objects={"eth0": "fail", "enP1s1": "fail"})
+                   objects={"eth0": "pass", "enP1s1": "fail"})
     r.write(dispatch, both, mode=0o755)
     filestat(r, {dispatch: {"mode": "0755", "uid": 1000}})
     r = persist_az("dispatcher_resolves_vf.pass", net="NetworkManager.service", desc=
@@ -1247,7 +1454,7 @@ done
 """, mode=0o750)
     r = persist_az("dispatcher_usr_lib_masked_by_etc.fail", net="NetworkManager.service", desc=
                    "usr/lib/NetworkManager/dispatcher.d/90-accelnet-tuning is hidden by the same name in /etc linked "
-                   "to /dev/null", objects={"eth0": "fail", "enP1s1": "fail"})
+                   "to /dev/null", objects={"eth0": "pass", "enP1s1": "fail"})
     r.write("usr/lib/NetworkManager/dispatcher.d/90-accelnet-tuning", both, mode=0o755)
     r.symlink(dispatch, "/dev/null")
     # -- udev rules
@@ -1329,7 +1536,7 @@ done
     filestat(r, {"run/NetworkManager/system-connections/ens192.nmconnection": SECURE})
     r = persist_az("suse_ifcfg_wicked_not_enabled.fail", net="NetworkManager.service",
                    desc="ifcfg-eth0 and ifcfg-enP1s1 set the queues, but wicked.service (their only reader) is not "
-                        "enabled: NetworkManager runs instead", objects={"eth0": "fail", "enP1s1": "fail"})
+                        "enabled: NetworkManager runs instead", objects={"eth0": "pass", "enP1s1": "fail"})
     r.write("etc/sysconfig/network/ifcfg-eth0", IFCFG_SUSE + "ETHTOOL_OPTIONS='-L eth0 combined 16'\n")
     r.write("etc/sysconfig/network/ifcfg-enP1s1", "STARTMODE='hotplug'\nETHTOOL_OPTIONS='-L enP1s1 combined 16'\n")
     r = vm("keyfile_networkmanager_disabled.fail", "a good 0600 keyfile, but NetworkManager.service is not enabled",
@@ -1634,6 +1841,65 @@ DISPATCHER = """#!/bin/sh
 """
 
 
+AN_UNIT = """[Unit]
+Description=Accelerated Networking tuning at boot
+After=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/local/sbin/{script} {args}
+
+[Install]
+WantedBy=multi-user.target
+"""
+# finds the VF below the synthetic NIC it is given, whatever name the VF has after a redeploy
+LOWER_QUEUES_SCRIPT = """#!/bin/bash
+# usage: an-queues.sh MASTER COUNT
+for lower in /sys/class/net/"$1"/lower_*; do
+    vf=${lower##*/lower_}
+    /usr/sbin/ethtool -L "$vf" combined "$2"
+done
+"""
+LOWER_PIN_SCRIPT = """#!/bin/bash
+# usage: an-irqs.sh MASTER CPULIST: pin every MSI vector of the VF below MASTER to CPULIST
+for lower in /sys/class/net/"$1"/lower_*; do
+    for irq in $(ls "$lower"/device/msi_irqs); do
+        echo "$2" > /proc/irq/$irq/smp_affinity_list
+    done
+done
+"""
+ARGS_QUEUES_SCRIPT = """#!/bin/sh
+# usage: set-queues.sh IFACE COUNT
+exec /usr/sbin/ethtool -L "$1" combined "$2"
+"""
+
+
+def an_unit(r: Root, script: str, text: str, args: str) -> None:
+    r.write("etc/systemd/system/an-tuning.service", AN_UNIT.format(script=script, args=args))
+    r.write(f"usr/local/sbin/{script}", text, mode=0o755)
+    bx.enable(r, "an-tuning.service", where="/etc/systemd/system")
+
+
+@scenario("nic_settings_persistent")
+def _script_arguments():
+    """A script that finds the VF through the master's lower_* links counts for the VF,
+    whatever runs it; a unit's ExecStart arguments are the script's $1, $2..."""
+    r = persist_az("unit_script_lower_links_reaches_vf.pass", net=None, desc=
+                   "an enabled unit runs an-queues.sh eth0 16, which sets the VF below eth0 (lower_* links) to 16",
+                   objects={"enP1s1": "pass", "eth0": "pass"})
+    an_unit(r, "an-queues.sh", LOWER_QUEUES_SCRIPT, "eth0 16")
+    r = persist_az("unit_script_lower_links_other_master.fail", net=None, desc=
+                   "the same script run for eth1: the VF below eth0 is not reached", objects={"enP1s1": "fail"})
+    an_unit(r, "an-queues.sh", LOWER_QUEUES_SCRIPT, "eth1 16")
+    r = persist_az("unit_execstart_args_are_script_positional.pass", net=None, desc=
+                   "ExecStart=set-queues.sh enP1s1 16: the script's ethtool -L \"$1\" combined \"$2\" sets enP1s1 "
+                   "to 16 (systemd.service(5) command lines)", objects={"enP1s1": "pass"})
+    an_unit(r, "set-queues.sh", ARGS_QUEUES_SCRIPT, "enP1s1 16")
+    r = persist_az("unit_execstart_args_count_too_high.fail", net=None, desc=
+                   "ExecStart=set-queues.sh enP1s1 32: the script sets 32 combined channels", objects={"enP1s1": "fail"})
+    an_unit(r, "set-queues.sh", ARGS_QUEUES_SCRIPT, "enP1s1 32")
+
+
 @scenario("irq_affinity_persistent")
 def _irq_affinity_persistent():
     K, C = "irq_affinity_persistent", "nic-irq-affinity-persistent"
@@ -1656,6 +1922,18 @@ def _irq_affinity_persistent():
     r = scn("systemd_unit_disabled.fail", "the same unit, not enabled", objects={"enP1s1": "fail"})
     r.write("etc/systemd/system/pin-nic-irqs.service", PIN_UNIT.format(nic="enP1s1"))
     r.write("usr/local/sbin/pin-nic-irqs.sh", PIN_SCRIPT, mode=0o755)
+    r = scn("unit_script_pins_vf_through_lower_links.pass",
+            "an enabled unit runs an-irqs.sh eth0 2-7: the script writes smp_affinity_list for the VF below eth0 "
+            "(lower_* links), so it pins the VF though only the master is named", objects={"enP1s1": "pass"})
+    an_unit(r, "an-irqs.sh", LOWER_PIN_SCRIPT, "eth0 2-7")
+    r = scn("unit_script_lower_links_other_master.fail",
+            "the same script run for eth1: the VF below eth0 is not reached", objects={"enP1s1": "fail"})
+    an_unit(r, "an-irqs.sh", LOWER_PIN_SCRIPT, "eth1 2-7")
+    r = scn("unit_execstart_arg_is_script_dollar_1.pass",
+            "ExecStart=pin-one.sh enP1s1: the script pins \"$1\" with set_irq_affinity_cpulist.sh",
+            objects={"enP1s1": "pass"})
+    an_unit(r, "pin-one.sh", "#!/bin/sh\n# usage: pin-one.sh IFACE\n"
+                             "/usr/local/sbin/set_irq_affinity_cpulist.sh 2-7 \"$1\"\n", "enP1s1")
     r = scn("udev_rule_runs_pinning_script.pass", "a udev rule RUNs set_irq_affinity_cpulist.sh for the VF")
     r.write("etc/udev/rules.d/90-accelnet-irqs.rules",
             'ACTION=="add", SUBSYSTEM=="net", KERNEL=="enP1s1", '

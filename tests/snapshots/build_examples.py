@@ -99,6 +99,16 @@ def msi_hwirq(domain: int, bus: int, devfn: int, index: int) -> int:
 # --------------------------------------------------------------------------------------
 
 OS_RELEASE = {
+    "sles16": """NAME="SLES"
+VERSION="16.0"
+VERSION_ID="16.0"
+PRETTY_NAME="SUSE Linux Enterprise Server 16.0"
+ID="sles"
+ID_LIKE="suse"
+ANSI_COLOR="0;32"
+CPE_NAME="cpe:/o:suse:sles:16:16.0"
+DOCUMENTATION_URL="https://documentation.suse.com/"
+""",
     "sles15sp4": """NAME="SLES"
 VERSION="15-SP4"
 VERSION_ID="15.4"
@@ -746,6 +756,9 @@ def vmx_file(display: str, guest_os: str, vcpus: int, cores_per_socket: int, mem
 AZ_KERNEL = "5.14.21-150400.24.81-default"
 AZ_NODES = {0: list(range(0, 32)), 1: list(range(32, 64))}
 AZ_NCPU = 64
+# Azure M416(s)_v2 on SUSE Linux Enterprise Server 16 (Linux 6.12): 416 vCPUs, 8 NUMA nodes of 52
+M416_KERNEL = "6.12.0-160000.5-default"
+M416_NODES = {n: list(range(52 * n, 52 * (n + 1))) for n in range(8)}
 AZ_COMP = 32  # mlx5 completion vectors (kept after `ethtool -L combined 16`)
 AZ_PAIRS = [
     # synthetic, its VMBus instance, VF, vPCI VMBus instance (2nd group = PCI domain), domain
@@ -779,12 +792,27 @@ ACTION=="add", SUBSYSTEM=="net", DRIVERS=="hv_netvsc", RUN+="/sbin/ethtool -L $n
 """
 
 
-def azure_m(name: str, *, rebooted: bool) -> None:
+# the VFs only: the hv_netvsc masters keep their driver default (8 channels before Linux 6.12)
+AN_VF_QUEUES_RULE = """# Accelerated Networking: 16 queues (seed 000) on every mlx5 VF, matched by driver, so the
+# rule follows the VF whatever name it gets after a redeploy. The synthetic NICs keep the
+# hv_netvsc default.
+ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $name combined 16"
+"""
+
+
+def azure_m(name: str, *, rebooted: bool, kernel: str = AZ_KERNEL, nodes: dict | None = None,
+            os_key: str = "sles15sp4", master_queues: bool = True, netvsc_max: int = 64,
+            hostname: str = "hanadb01") -> None:
+    """`master_queues`: ifcfg ETHTOOL_OPTIONS set the hv_netvsc masters' channels (seed 000);
+    without it only the VFs are configured (their udev rule) and the masters come back at
+    their driver default."""
     r = Root(name)
     rng = random.Random(name)
-    identity(r, hostname="hanadb01", kernel=AZ_KERNEL, os_key="sles15sp4",
+    nodes = nodes or AZ_NODES
+    ncpu = sum(len(c) for c in nodes.values())
+    identity(r, hostname=hostname, kernel=kernel, os_key=os_key,
              vendor="Microsoft Corporation", product="Virtual Machine", asset_tag=AZURE_ASSET_TAG)
-    topology(r, AZ_NODES)
+    topology(r, nodes)
     net_loopback(r)
 
     uptime = 3 * 86400 + 4211 if rebooted else 41 * 86400 + 15003
@@ -799,8 +827,8 @@ def azure_m(name: str, *, rebooted: bool) -> None:
         first_irq[idx] = nxt
         nxt += 1 + AZ_COMP
 
-    allowed = [c for c in AZ_NODES[0] if c not in (0, 1)]  # node 0 minus core 0 (CPUs 0-1)
-    irq_rows = legacy_irqs(rng, AZ_NCPU, uptime)
+    allowed = [c for c in nodes[0] if c not in (0, 1)]  # node 0 minus core 0 (CPUs 0-1)
+    irq_rows = legacy_irqs(rng, ncpu, uptime)
     for idx, pair in enumerate(AZ_PAIRS):
         base = first_irq[idx]
         msi = list(range(base, base + 1 + AZ_COMP))
@@ -808,14 +836,14 @@ def azure_m(name: str, *, rebooted: bool) -> None:
             r, synth=pair["synth"], synth_guid=pair["synth_guid"], vf=pair["vf"], vpci_guid=pair["vpci_guid"],
             domain=pair["domain"], numa=0, vf_msi=msi)
         combined_vf = AZ_COMP if rebooted else 16
-        r.json(f"ethtool/{pair['synth']}.json", ethtool_hv_netvsc(AZ_KERNEL, 16, 64))
-        r.json(f"ethtool/{pair['vf']}.json", ethtool_mlx5(AZ_KERNEL, MLX5_FW, bdf, combined_vf, AZ_COMP))
+        r.json(f"ethtool/{pair['synth']}.json", ethtool_hv_netvsc(kernel, 16, netvsc_max))
+        r.json(f"ethtool/{pair['vf']}.json", ethtool_mlx5(kernel, MLX5_FW, bdf, combined_vf, AZ_COMP))
 
         if rebooted:
             # irqbalance: one CPU per vector, anywhere on the machine (both nodes, core 0 too)
-            spread = list(range(AZ_NCPU))
+            spread = list(range(ncpu))
             rng.shuffle(spread)
-            cpu_of = {irq: spread[i % AZ_NCPU] for i, irq in enumerate(msi)}
+            cpu_of = {irq: spread[i % ncpu] for i, irq in enumerate(msi)}
             cpu_of[msi[0]] = 0 if idx == 0 else 33
         else:
             # set_irq_affinity_cpulist.sh 2-31 <vf>: round robin over the list, async first
@@ -826,12 +854,12 @@ def azure_m(name: str, *, rebooted: bool) -> None:
             name_ = f"mlx5_async0@pci:{bdf}" if i == 0 else f"mlx5_comp{i - 1}@pci:{bdf}"
             hw = msi_hwirq(pair["domain"], 0, 0x10, i)
             scale = 4000 if i == 0 else (uptime * 900 if (i - 1) < combined_vf else 300)
-            history = [cpu] if not rebooted else sorted({cpu, rng.choice(range(AZ_NCPU))})
+            history = [cpu] if not rebooted else sorted({cpu, rng.choice(range(ncpu))})
             irq_rows.append(Irq(irq, "Hyper-V PCIe MSI", hw, "edge", name_,
-                                counts_on(rng, AZ_NCPU, history, scale)))
+                                counts_on(rng, ncpu, history, scale)))
 
-    totals = proc_interrupts(r, rng, AZ_NCPU, irq_rows, hyperv=True, uptime_s=uptime)
-    proc_stat(r, rng, AZ_NCPU, btime, uptime, totals)
+    totals = proc_interrupts(r, rng, ncpu, irq_rows, hyperv=True, uptime_s=uptime)
+    proc_stat(r, rng, ncpu, btime, uptime, totals)
 
     procs = {1: "systemd", 2: "kthreadd", 612: "systemd-journal", 655: "systemd-udevd", 1187: "wickedd",
              1201: "wickedd-nanny", 1290: "sshd", 1302: "cron", 1318: "python3", 1544: "sapstartsrv",
@@ -866,11 +894,11 @@ WantedBy=multi-user.target
     if not rebooted:
         # ETHTOOL_OPTIONS on the synthetic NIC (seed 000) sets only its own channels; the VFs
         # get theirs from a udev rule matching their driver, whatever name a redeploy gives them
-        r.write("etc/udev/rules.d/70-azure-an-queues.rules", AN_QUEUES_RULE)
+        r.write("etc/udev/rules.d/70-azure-an-queues.rules", AN_QUEUES_RULE if master_queues else AN_VF_QUEUES_RULE)
     # SUSE ifcfg (seed 000): queue count re-applied by wicked at ifup
     for idx, pair in enumerate(AZ_PAIRS):
         ifc = pair["synth"]
-        opts = f"ETHTOOL_OPTIONS='-L {ifc} combined 16'\n" if (not rebooted or idx == 0) else ""
+        opts = f"ETHTOOL_OPTIONS='-L {ifc} combined 16'\n" if master_queues and (not rebooted or idx == 0) else ""
         r.write(f"etc/sysconfig/network/ifcfg-{ifc}", f"""BOOTPROTO='dhcp'
 DHCLIENT6_MODE='managed'
 MTU=''
@@ -1343,10 +1371,77 @@ vm.swappiness=10
 """
 
 
-def sas_anf(name: str = "sas-anf") -> None:
+# nfs-utils >= 2.6.3 usr/lib/udev/rules.d/60-nfs.rules (systemd/60-nfs.rules), the sunrpc rule
+NFS_UTILS_60_NFS_RULES = """# Ensure all NFS systctl settings get applied when modules load
+
+# sunrpc module supports "sunrpc.*" sysctls
+ACTION=="add", SUBSYSTEM=="module", KERNEL=="sunrpc", \\
+  RUN+="/sbin/sysctl -q --pattern ^sunrpc --system"
+
+# rpcrdma module supports sunrpc.svc_rdma.*
+ACTION=="add", SUBSYSTEM=="module", KERNEL=="rpcrdma", \\
+  RUN+="/sbin/sysctl -q --pattern ^sunrpc.svc_rdma --system"
+
+# lockd module supports "fs.nfs.nlm*" and "fs.nfs.nsm*" sysctls
+ACTION=="add", SUBSYSTEM=="module", KERNEL=="lockd", \\
+  RUN+="/sbin/sysctl -q --pattern ^fs.nfs.n[sl]m --system"
+"""
+# nfs-utils 2.6.2 systemd/50-nfs.conf, installed in usr/lib/modprobe.d (commit afc7132d)
+NFS_UTILS_50_NFS_CONF = """# Ensure all NFS systctl settings get applied when modules load
+
+# sunrpc module supports "sunrpc.*" sysctls
+install sunrpc /sbin/modprobe --ignore-install sunrpc $CMDLINE_OPTS && /sbin/sysctl -q --pattern sunrpc --system
+
+# lockd module supports "fs.nfs.nlm*" and "fs.nfs.nsm*" sysctls
+install lockd /sbin/modprobe --ignore-install lockd $CMDLINE_OPTS && /sbin/sysctl -q --pattern fs.nfs.n[sl]m --system
+"""
+SEED003_SYSCTL_CONF = """# sysctl settings are defined through files in
+# /usr/lib/sysctl.d/, /run/sysctl.d/, and /etc/sysctl.d/.
+#
+# Vendors settings live in /usr/lib/sysctl.d/.
+# To override a whole file, create a new file with the same in
+# /etc/sysctl.d/ and put new settings there. To override
+# only specific settings, add a file with a lexically later
+# name in /etc/sysctl.d/ and put new settings there.
+#
+# For more information, see sysctl.conf(5) and sysctl.d(5).
+# SAS Grid on ANF (seed 003: RPC Slot Table Tuning)
+sunrpc.tcp_max_slot_table_entries=128
+sunrpc.tcp_slot_table_entries=128
+"""
+
+
+def _slot_tables(r: Root, how: str) -> None:
+    """The RPC slot tables at runtime (128) and how the host configures them for boot:
+    "options": a sysctl.d file and the sunrpc module options (the tuned sas-anf host);
+    "seed003": only etc/sysctl.conf, as seed 003 says (RHEL's etc/sysctl.d/99-sysctl.conf
+    link brings it to systemd-sysctl, which runs before sunrpc loads); "udev-hook",
+    "modules-load", "modprobe-install": seed 003 plus one of the three fixes distributions ship."""
+    r.value("proc/sys/sunrpc/tcp_slot_table_entries", 128)
+    r.value("proc/sys/sunrpc/tcp_max_slot_table_entries", 128)
+    if how == "options":
+        # sunrpc loads after systemd-sysctl (with the first NFS mount), so the sysctl.d file
+        # alone would not reach it at boot (SPEC 2 "Boot prediction"); the options set both
+        r.write("etc/sysctl.d/90-sas-anf.conf", """# SAS Grid on Azure NetApp Files: ANF allows 128 outstanding RPCs per TCP connection
+sunrpc.tcp_max_slot_table_entries = 128
+sunrpc.tcp_slot_table_entries = 128
+""")
+        r.write("etc/modprobe.d/sunrpc.conf", "options sunrpc tcp_max_slot_table_entries=128 tcp_slot_table_entries=128\n")
+        return
+    r.write("etc/sysctl.conf", SEED003_SYSCTL_CONF)
+    r.symlink("etc/sysctl.d/99-sysctl.conf", "../sysctl.conf")
+    if how == "udev-hook":
+        r.write("usr/lib/udev/rules.d/60-nfs.rules", NFS_UTILS_60_NFS_RULES)
+    elif how == "modules-load":
+        r.write("etc/modules-load.d/sunrpc.conf", "# load sunrpc before systemd-sysctl applies sunrpc.*\nsunrpc\n")
+    elif how == "modprobe-install":
+        r.write("usr/lib/modprobe.d/50-nfs.conf", NFS_UTILS_50_NFS_CONF)
+
+
+def sas_anf(name: str = "sas-anf", slot_tables: str = "options", hostname: str = "sasgrid01") -> None:
     r = Root(name)
     rng = random.Random(name)
-    identity(r, hostname="sasgrid01", kernel=SAS_KERNEL, os_key="rhel84", vendor="Microsoft Corporation",
+    identity(r, hostname=hostname, kernel=SAS_KERNEL, os_key="rhel84", vendor="Microsoft Corporation",
              product="Virtual Machine", asset_tag=AZURE_ASSET_TAG)
     topology(r, SAS_NODES)
     net_loopback(r)
@@ -1438,14 +1533,7 @@ UUID=3C5E-7A91          /boot/efi               vfat    defaults,uid=0,gid=0,uma
     # read-ahead for NFS bdis (seed 003, exactly as given)
     r.write("etc/udev/rules.d/99-nfs.rules", SAS_UDEV_RULE)
 
-    # RPC slot tables: runtime, sysctl.d and the sunrpc module option
-    r.value("proc/sys/sunrpc/tcp_slot_table_entries", 128)
-    r.value("proc/sys/sunrpc/tcp_max_slot_table_entries", 128)
-    r.write("etc/sysctl.d/90-sas-anf.conf", """# SAS Grid on Azure NetApp Files: ANF allows 128 outstanding RPCs per TCP connection
-sunrpc.tcp_max_slot_table_entries = 128
-sunrpc.tcp_slot_table_entries = 128
-""")
-    r.write("etc/modprobe.d/sunrpc.conf", "options sunrpc tcp_max_slot_table_entries=128\n")
+    _slot_tables(r, slot_tables)
 
     # dirty page writeback: runtime and the custom tuned profile
     r.value("proc/sys/vm/dirty_bytes", 31457280)
@@ -1540,6 +1628,13 @@ BUILDERS = {
                                                    hostname="hanavm05"),
     "azure-mlx5-kernel-4.15": azure_old_mlx5,
     "sas-anf": sas_anf,
+    "sas-anf-seed003": lambda: sas_anf("sas-anf-seed003", "seed003", hostname="sasgrid02"),
+    "sas-anf-udev-hook": lambda: sas_anf("sas-anf-udev-hook", "udev-hook", hostname="sasgrid03"),
+    "sas-anf-modules-load": lambda: sas_anf("sas-anf-modules-load", "modules-load", hostname="sasgrid04"),
+    "sas-anf-modprobe-install": lambda: sas_anf("sas-anf-modprobe-install", "modprobe-install", hostname="sasgrid05"),
+    "azure-m416-kernel-6.12": lambda: azure_m("azure-m416-kernel-6.12", rebooted=False, kernel=M416_KERNEL,
+                                              nodes=M416_NODES, os_key="sles16", master_queues=False,
+                                              hostname="hanadb416"),
     "bigip-ve-esxi": bigip_ve,
 }
 

@@ -1,8 +1,8 @@
 """What re-applies NIC settings at boot: ifcfg, NetworkManager, systemd, udev.
 
 Two views: `boot_scripts` (text of every mechanism that runs at boot: NetworkManager
-dispatcher scripts, enabled systemd units with the scripts they execute, udev rules, an
-executable rc.local, cron `@reboot` lines) and `persisted_ethtool` (ethtool settings each
+dispatcher scripts, enabled systemd units with the scripts they execute, an executable
+rc.local, cron `@reboot` lines; udev rules are evaluated per device instead) and `persisted_ethtool` (ethtool settings each
 mechanism applies and the interfaces it reaches, see facts/netconfig.py).
 
 NetworkManager-dispatcher(8): scripts in /{etc,usr/lib}/NetworkManager/dispatcher.d (and
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import stat
 from dataclasses import dataclass
 
@@ -31,7 +32,6 @@ from .filestat import file_stat
 from .interfaces import read_interfaces
 from .netconfig import PersistedEthtool
 from .services import BOOT_UNIT_DIRS, enabled_units, read_unit_state
-from .udev import read_rules
 
 __all__ = ["BootScript", "PersistedEthtool", "boot_scripts", "persisted_ethtool"]
 
@@ -45,7 +45,20 @@ class BootScript:
 
 
 _MAX_SCRIPT_BYTES = 256 * 1024
-_EXEC = re.compile(r"^\s*Exec(?:Start|StartPre|StartPost)\s*=\s*[-@:+!]*(\S+)", re.M)
+_EXEC = re.compile(r"^\s*Exec(?:Start|StartPre|StartPost)\s*=\s*[-@:+!]*(\S+)(.*)$", re.M)
+_POSITIONAL = re.compile(r'"?\$(?:\{(\d+)\}|(\d)(?!\d))"?|"?\$(?:\{[@*]\}|[@*])"?')
+
+
+def with_arguments(text: str, args: list[str]) -> str:
+    """The script's text as it runs with `args`: `$1`, `${2}`... (and `$@`, `$*`) replaced
+    by the unit's ExecStart arguments (systemd.service(5) "Command lines"), so a script
+    that configures `$1` configures the interface the unit names."""
+    def sub(m: re.Match) -> str:
+        if m.group(1) is None and m.group(2) is None:
+            return " ".join(args)
+        n = int(m.group(1) or m.group(2))
+        return args[n - 1] if 0 < n <= len(args) else m.group(0)
+    return _POSITIONAL.sub(sub, text) if args else text
 
 
 def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
@@ -62,6 +75,13 @@ def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
     except (OSError, TunewatchError):
         return ""
     return "" if not text or "\x00" in text else text
+
+
+def _args(rest: str) -> list[str]:
+    try:
+        return shlex.split(rest)
+    except ValueError:
+        return rest.split()
 
 
 def _dispatcher_problem(fs: FS, rel: str) -> str | None:
@@ -130,13 +150,15 @@ def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript
         if fs.is_dir(rel) or rel.rsplit("/", 1)[1] not in enabled:
             continue
         text = fs.read_text(rel) or ""
-        executed = "".join(_script_text(fs, m.group(1), remote_mounts) for m in _EXEC.finditer(text))
+        executed = "".join(with_arguments(_script_text(fs, m.group(1), remote_mounts), _args(m.group(2)))
+                           for m in _EXEC.finditer(text))
         scripts.append(BootScript(rel, "systemd", text + "\n" + executed))
-    # the rules files udev reads at the next boot, as facts/udev.py read them (each read once per scan)
-    scripts += [BootScript(f.source, "udev", f.text) for f in read_rules(fs)]
+    # udev rules are evaluated per device (facts/udev.py, Facts.udev_rules), not read as text here
     return scripts + _startup_files(fs)
 
 
-def persisted_ethtool(fs: FS, scripts: list[BootScript]) -> list[PersistedEthtool]:
-    interfaces = read_interfaces(fs)
-    return netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces)
+def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces=None, devices=None,
+                      outcomes=None) -> list[PersistedEthtool]:
+    """`interfaces`, `devices`, `outcomes` (udev per device): as a scan's Facts read them once."""
+    interfaces = interfaces if interfaces is not None else read_interfaces(fs)
+    return netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces, devices, outcomes)

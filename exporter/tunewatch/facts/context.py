@@ -13,7 +13,10 @@ from typing import Callable
 
 from ..errors import FactError, ParseError
 from ..fs import FS, is_network_fstype
-from . import boot, cpus, ethtool, host, interfaces, irqs, mounts, processes, services, sysctl, tuned, udev, vmware
+from . import (boot, cpus, ethtool, host, interfaces, irqs, modules, mounts, netconfig, netdevice, processes, services,
+               sysctl, tuned, udev, vmware)
+from .defaults import Defaults
+from ..parsers.sysctl_command import find_sysctl_runs
 
 
 class ScanTimeout(FactError):
@@ -46,13 +49,16 @@ def fact(method: Callable) -> property:
 
 
 class Facts:
-    def __init__(self, fs: FS, module_params: dict[str, str] | None = None, deadline: float | None = None):
+    def __init__(self, fs: FS, module_params: dict[str, str] | None = None, deadline: float | None = None,
+                 defaults: Defaults | None = None):
         self.fs = vmware.source_fs(fs)  # vmware/ from vSphere with --vsphere.config
         self.deadline = deadline  # time.monotonic() after which no fact is read
         self.module_params = module_params or {}
+        self.defaults = defaults if defaults is not None else Defaults()  # content: checks/defaults
         self._facts: dict[str, tuple[bool, object]] = {}
         self._ethtool: dict[str, tuple[bool, object]] = {}
         self._affinity: dict[int, tuple[bool, object]] = {}
+        self._sysctls: dict[str, tuple[bool, object]] = {}
 
     @fact
     def host(self):
@@ -88,7 +94,31 @@ class Facts:
 
     @fact
     def sysctl_configured(self):
-        return sysctl.safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params)
+        return sysctl.safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params, self.modules_boot,
+                                       self.module_sysctl_hooks)
+
+    @fact
+    def modules_boot(self):
+        return modules.read_modules_boot(self.fs, self.host.kernel)
+
+    @fact
+    def udev_rules(self):
+        return udev.read_rules(self.fs)
+
+    @fact
+    def module_sysctl_hooks(self):
+        """Programs that apply sysctl files when a module of `module_params` loads: its
+        modprobe.d `install` line (run by modprobe, first), then the udev rules RUN for its
+        "add" event (SUBSYSTEM "module", KERNEL its name)."""
+        hooks = []
+        for module in sorted({p.split(".", 1)[0] for p in self.module_params}):
+            inst = self.modules_boot.install.get(module)
+            if inst is not None and inst.loads:
+                hooks += [sysctl.SysctlHook(module, f"{inst.source} (install)", run) for run in inst.runs]
+            out = udev.evaluate(self.udev_rules, udev.UdevDevice({"SUBSYSTEM": "module", "KERNEL": module}))
+            hooks += [sysctl.SysctlHook(module, f"{src}:{line}", run)
+                      for program, src, line in out.run for run in find_sysctl_runs(program)]
+        return hooks
 
     @fact
     def boot_scripts(self):
@@ -99,14 +129,25 @@ class Facts:
         return boot.boot_scripts(self.fs, remote)
 
     @fact
-    def persisted_ethtool(self):
-        return boot.persisted_ethtool(self.fs, self.boot_scripts)
+    def net_devices(self):
+        return netdevice.read_net_devices(self.fs, self.interfaces)
 
     @fact
-    def udev_rules(self):
-        """The udev rules of the next boot, parsed once per scan (facts/udev.py caches them
-        per FS too, so netconfig's readers share them)."""
-        return udev.read_rules(self.fs)
+    def udev_net_outcomes(self):
+        """What udev does for each interface's "add" event (the rules read once per scan)."""
+        return {name: udev.evaluate(self.udev_rules, netconfig.udev_device(self.fs, dev))
+                for name, dev in self.net_devices.items()}
+
+    @fact
+    def udev_net_programs(self):
+        """Per interface, the programs udev RUNs for it, `%k` etc. replaced by its name."""
+        return {name: [(udev.substitute(p, name), src, line) for p, src, line in out.run]
+                for name, out in self.udev_net_outcomes.items()}
+
+    @fact
+    def persisted_ethtool(self):
+        return boot.persisted_ethtool(self.fs, self.boot_scripts, self.interfaces, self.net_devices,
+                                      self.udev_net_outcomes)
 
     @fact
     def vmx_files(self):
@@ -121,8 +162,8 @@ class Facts:
             raise ScanTimeout(f"scan timed out before {what} was read")
 
     def sysctl_runtime(self, key: str) -> str | None:
-        self._in_time(key)
-        return sysctl.read_runtime(self.fs, key)
+        """proc/sys value of `key`, read once per scan (applicability and checks share it)."""
+        return _remember(self._sysctls, key, lambda: sysctl.read_runtime(self.fs, key), self.deadline)
 
     def unit_state(self, unit: str):
         self._in_time(unit)

@@ -1,4 +1,4 @@
-"""Read one interface's NIC driver state from the running kernel (SPEC section 2).
+"""Read one interface's NIC driver state from the running kernel (docs/snapshot-contract.md).
 
 On a live host `ethtool/<if>.json` is not a file: this module asks the kernel through the
 legacy SIOCETHTOOL ioctl, the interface every kernel since 2.6 has, and returns the dict
@@ -212,7 +212,7 @@ def _features(eth: _Ethtool) -> dict[str, bool] | None:
 
 
 def read_interface(ifname: str) -> dict:
-    """Return the snapshot-shaped dict for one interface (see SPEC section 2).
+    """Return the snapshot-shaped dict for one interface (docs/snapshot-contract.md).
 
     Keys: "driver", "channels", "rings", "coalesce", "features", each present only when
     the driver answers the query (EOPNOTSUPP/EINVAL leave it out).  Raises

@@ -5,7 +5,10 @@ On a live host this is `stat()`. A snapshot keeps file modes (collect copies the
 keeps only the executable bit and a copy made by any user loses the owner, so a snapshot
 may state both in `filestat.json` at its root: `{"<relative path>": {"mode": "0600",
 "uid": 0}}` (either key optional). A path it does not list has the mode of the snapshot's
-file and is owned by root (uid 0), which is what `collect` run as root copies.
+file; its owner is the snapshot file's own owner when the snapshot keeps owners (its root
+directory is owned by uid 0, as a copy made by root with owners kept is: `tar -p`,
+`rsync -a`, `cp -a`, `collect` run as root), and root (uid 0) otherwise: a copy made by an
+ordinary user owns every file itself and says nothing about the host (docs/snapshot-contract.md).
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ class FileStat:
 
 
 _SIDECARS: "weakref.WeakKeyDictionary[FS, dict]" = weakref.WeakKeyDictionary()
+_KEEPS_OWNERS: "weakref.WeakKeyDictionary[FS, bool]" = weakref.WeakKeyDictionary()
+
+
+def _keeps_owners(fs: FS) -> bool:
+    """A snapshot whose root directory is owned by uid 0 kept its files' owners."""
+    if fs not in _KEEPS_OWNERS:
+        try:
+            _KEEPS_OWNERS[fs] = os.stat(fs.root).st_uid == 0
+        except OSError:
+            _KEEPS_OWNERS[fs] = False
+    return _KEEPS_OWNERS[fs]
 
 
 def _sidecar(fs: FS) -> dict:
@@ -60,7 +74,7 @@ def file_stat(fs: FS, rel: str) -> FileStat | None:
         st = os.stat(fs.path(rel))
     except OSError:
         return None
-    mode, uid = stat.S_IMODE(st.st_mode), st.st_uid if fs.live else 0
+    mode, uid = stat.S_IMODE(st.st_mode), st.st_uid if fs.live or _keeps_owners(fs) else 0
     entry = _sidecar(fs).get(rel.strip("/"), {})
     try:
         mode = int(str(entry["mode"]), 8) if "mode" in entry else mode

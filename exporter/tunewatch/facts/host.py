@@ -21,6 +21,9 @@ class Host:
     platform: str  # "azure", "vmware" or "other" (Hyper-V on premises included)
     product: str
     boot_time: int | None
+    # the kernel's random id of this boot (random(4)): a remediation written for this scan
+    # refuses to run after a reboot, when IRQ numbers and runtime values may have changed
+    boot_id: str | None = None
 
 
 def detect_platform(vendor: str, asset_tag: str) -> str:
@@ -56,4 +59,5 @@ def read_host(fs: FS) -> Host:
         platform=detect_platform(vendor, asset_tag),
         product=fs.read_value("sys/class/dmi/id/product_name") or "",
         boot_time=boot_time,
+        boot_id=fs.read_value("proc/sys/kernel/random/boot_id"),
     )

@@ -339,16 +339,31 @@ def _entry(source: str, cmd: EthtoolCommand, targets: tuple[str, ...]) -> Persis
     return PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem)
 
 
+_ALL_LOWERS = re.compile(r"/sys/class/net/\*/lower_")
+
+
+def _named(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
+
+
 def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface]) -> tuple[str, ...]:
+    """A literal interface reaches itself; a dispatcher script's `$1` the interfaces it runs
+    for; another variable, in a script that reads `lower_*` links, the VFs below the
+    interfaces it runs for (dispatcher) or names (any other mechanism: a unit's arguments
+    are substituted into its script, facts/boot.py), or below every interface when it
+    globs `/sys/class/net/*/lower_*`."""
     iface = cmd.interface or ""
     if not any(c in iface for c in "$%`"):
         return (iface,) if iface else ()
-    if script.mechanism != "nm-dispatcher":
-        return ()
-    guards = set(_GUARD.findall(script.text))
-    runs_for = [n for n in interfaces if not guards or n in guards]
-    if _IFACE_ARG.match(iface):
-        return tuple(runs_for)
+    if script.mechanism == "nm-dispatcher":
+        guards = set(_GUARD.findall(script.text))
+        runs_for = [n for n in interfaces if not guards or n in guards]
+        if _IFACE_ARG.match(iface):
+            return tuple(runs_for)
+    elif _ALL_LOWERS.search(script.text):
+        runs_for = list(interfaces)
+    else:
+        runs_for = [n for n in interfaces if interfaces[n].lowers and _named(n, script.text)]
     if "lower_" in script.text:  # the script resolves the VF below the interface it runs for
         return tuple(vf for n in runs_for for vf in interfaces[n].lowers)
     return ()
@@ -364,9 +379,11 @@ def _from_scripts(scripts, interfaces: dict[str, Interface]) -> list[PersistedEt
     return found
 
 
-def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
-    devices = read_net_devices(fs, interfaces)
-    outcomes = udev_outcomes(fs, devices)
+def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices=None,
+                      outcomes=None) -> list[PersistedEthtool]:
+    """`devices` and `outcomes` (udev per device), when the caller has them already."""
+    devices = devices if devices is not None else read_net_devices(fs, interfaces)
+    outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)
     unmanaged = {n for n, out in outcomes.items() if out.env.get("NM_UNMANAGED") == "1"}
     return (_from_ifcfg(fs, set(interfaces)) + _from_nm_keyfiles(fs, devices, unmanaged)
             + _from_link_files(fs, devices) + _from_udev(outcomes) + _from_scripts(scripts, interfaces))

@@ -16,6 +16,14 @@ At the next boot /run is empty (tmpfs), so run/sysctl.d and run/modprobe.d do no
 A `modprobe.d` module option sets a parameter when the module loads and any sysctl file
 for the same key overrides it. tuned (when tuned.service starts at boot and a profile is
 active) applies its profile's [sysctl] section, `include=` followed, after systemd-sysctl.
+
+Keys a module provides (content: `module_params`) exist only once it loads, and
+systemd-sysctl skips a key that does not exist yet (sysctl.d(5)). A module that is not
+loaded before systemd-sysctl (facts/modules.py: modules-load.d, built in) loads later,
+with the first NFS mount for sunrpc: then only its modprobe.d `options` and the hooks that
+run when it loads set its keys: a udev rule for its "add" event or a modprobe.d `install`
+line that runs `sysctl --system` (procps order, `--pattern`) or `systemd-sysctl`
+(`--prefix`). tuned is not ordered after the NFS mounts, so it does not count for them.
 """
 
 from __future__ import annotations
@@ -25,12 +33,12 @@ from dataclasses import dataclass, field
 from ..errors import FactError, ParseError
 from ..fs import FS
 from ..parsers.ini import parse_ini
-from ..parsers.modprobe import parse_modprobe_conf
+from ..parsers.sysctl_command import SysctlRun
 from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path
+from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d
 from .services import read_unit_state
 from .tuned import TunedProfile
 
-MODPROBE_DIRS = ("etc/modprobe.d", "usr/local/lib/modprobe.d", "usr/lib/modprobe.d", "lib/modprobe.d")
 SYSCTL_DIRS = ("etc/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 SYSCTL_CONF = "etc/sysctl.conf"
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
@@ -50,13 +58,44 @@ class Consumer:
 
 
 @dataclass(frozen=True)
+class LateModule:
+    """A module that loads after systemd-sysctl: what sets its keys when it loads."""
+    module: str
+    options: dict[str, ConfiguredValue]  # modprobe.d `options`, applied at load
+    consumers: tuple[Consumer, ...]  # hooks that apply sysctl files when it loads, in order
+    why: str  # why systemd-sysctl and tuned do not reach its keys
+
+
+@dataclass(frozen=True)
+class SysctlHook:
+    """A program run when a module loads that applies sysctl files."""
+    module: str
+    source: str  # "usr/lib/udev/rules.d/60-nfs.rules:4", "etc/modprobe.d/50-nfs.conf:4 (install)"
+    run: SysctlRun
+
+
+@dataclass(frozen=True)
 class BootSysctl:
     consumers: tuple[Consumer, ...]  # in the order they run; the last one's values stay
     sysctl_conf: dict[str, ConfiguredValue] = field(default_factory=dict)  # what etc/sysctl.conf says
     sysctl_conf_linked: bool = False  # a sysctl.d link brings it to systemd-sysctl
+    late: dict[str, LateModule] = field(default_factory=dict)  # module -> how its keys are set
+    module_of: dict[str, str] = field(default_factory=dict)  # sysctl key -> module providing it
+
+    def late_module(self, key: str) -> LateModule | None:
+        return self.late.get(self.module_of.get(key, ""))
+
+    def views(self, key: str) -> list[tuple[str, ConfiguredValue | None]]:
+        """(consumer, value of the key after it ran) for each consumer that reaches the key."""
+        late = self.late_module(key)
+        consumers = late.consumers if late is not None else self.consumers
+        return [(c.name, c.values.get(key)) for c in consumers]
 
     def get(self, key: str) -> ConfiguredValue | None:
         """The value the key has after the last consumer ran (what the host boots with)."""
+        late = self.late_module(key)
+        if late is not None:
+            return late.consumers[-1].values.get(key) if late.consumers else late.options.get(key)
         return self.consumers[-1].values.get(key) if self.consumers else None
 
 
@@ -74,26 +113,36 @@ def sysctl_files(fs: FS) -> list[str]:
     return files
 
 
-def _read_settings(fs: FS, rel: str) -> dict[str, ConfiguredValue]:
-    return {s.key: ConfiguredValue(s.value, f"{rel}:{s.line}") for s in parse_sysctl_conf(fs.read_required(rel), rel)}
+class _Files:
+    """Each sysctl file read and parsed once, however many consumers apply it."""
+
+    def __init__(self, fs: FS):
+        self.fs = fs
+        self._parsed: dict[str, dict[str, ConfiguredValue]] = {}
+
+    def settings(self, rel: str) -> dict[str, ConfiguredValue]:
+        if rel not in self._parsed:
+            self._parsed[rel] = {s.key: ConfiguredValue(s.value, f"{rel}:{s.line}")
+                                 for s in parse_sysctl_conf(self.fs.read_required(rel), rel)}
+        return self._parsed[rel]
+
+    def apply(self, base: dict[str, ConfiguredValue], files: list[str], only=None) -> dict[str, ConfiguredValue]:
+        values = dict(base)
+        for rel in files:
+            values.update(self.settings(rel) if only is None else
+                          {k: v for k, v in self.settings(rel).items() if only(k)})
+        return values
 
 
-def _apply(base: dict[str, ConfiguredValue], fs: FS, files: list[str]) -> dict[str, ConfiguredValue]:
-    values = dict(base)
-    for rel in files:
-        values.update(_read_settings(fs, rel))
-    return values
-
-
-def _modprobe(fs: FS, module_params: dict[str, str]) -> dict[str, ConfiguredValue]:
+def _modprobe_options(fs: FS, module_params: dict[str, str], modules: ModulesBoot | None) -> dict[str, ConfiguredValue]:
     """`module_params` maps "module.param" (as in modprobe.d) to the sysctl key it sets; content."""
     values: dict[str, ConfiguredValue] = {}
-    for rel in fs.config_files(MODPROBE_DIRS, "*.conf"):
-        for opt in parse_modprobe_conf(fs.read_required(rel), rel):
-            for param, value in opt.params.items():
-                key = module_params.get(f"{opt.module}.{param}")
-                if key:
-                    values[key] = ConfiguredValue(value, f"{rel}:{opt.line} (module option)")
+    lines = modules.options if modules is not None else read_modprobe_d(fs)[1]
+    for rel, opt in lines:
+        for param, value in opt.params.items():
+            key = module_params.get(f"{opt.module}.{param}")
+            if key:
+                values[key] = ConfiguredValue(value, f"{rel}:{opt.line} (module option)")
     return values
 
 
@@ -109,15 +158,55 @@ def _tuned_runs(fs: FS, tuned: TunedProfile | None) -> bool:
     return tuned is not None and read_unit_state(fs, "tuned.service").enabled
 
 
-def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str, str]) -> BootSysctl:
-    """The consumers that run at the next boot and what each leaves for every key."""
+def _hook_consumer(files: _Files, hook: SysctlHook, base: dict[str, ConfiguredValue], dropins: list[str],
+                   conf_is_file: bool) -> Consumer:
+    run = hook.run
+    if run.consumer == "systemd-sysctl":
+        order, how = dropins, "systemd-sysctl" + "".join(f" --prefix={p}" for p in run.prefixes)
+    else:
+        order = (dropins + ([SYSCTL_CONF] if conf_is_file else [])) if run.system else []
+        order += [f.lstrip("/") for f in run.files if files.fs.resolves(f.lstrip("/"))]
+        how = "sysctl" + (f" --pattern {run.pattern}" if run.pattern else "") + (" --system" if run.system else "") + \
+            "".join(f" -p {f}" for f in run.files)
+    return Consumer(f"{how} run by {hook.source} when {hook.module} loads",
+                    files.apply(base, order, run.limits))
+
+
+def _late_modules(files: _Files, modules: ModulesBoot | None, module_params: dict[str, str],
+                  options: dict[str, ConfiguredValue], hooks: list[SysctlHook], dropins: list[str],
+                  conf_is_file: bool) -> dict[str, LateModule]:
+    if modules is None:
+        return {}
+    late = {}
+    for module in sorted({p.split(".", 1)[0] for p in module_params}):
+        if module in modules.early:
+            continue
+        keys = {k for p, k in module_params.items() if p.split(".", 1)[0] == module}
+        base = {k: v for k, v in options.items() if k in keys}
+        consumers = []
+        for hook in (h for h in hooks if h.module == module):
+            values = dict(consumers[-1].values) if consumers else dict(base)
+            consumers.append(_hook_consumer(files, hook, values, dropins, conf_is_file))
+        why = (f"{module} is not loaded before systemd-sysctl (not in modules-load.d, not built in): it loads later "
+               f"(with the first NFS mount), systemd-sysctl skips its keys and tuned is not ordered after it")
+        late[module] = LateModule(module, base, tuple(consumers), why)
+    return late
+
+
+def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str, str],
+                     modules: ModulesBoot | None = None, hooks: list[SysctlHook] | None = None) -> BootSysctl:
+    """The consumers that run at the next boot and what each leaves for every key.
+    `modules` (facts/modules.py) and `hooks` (run when a module loads) decide which keys of
+    `module_params` modules are set by systemd-sysctl and tuned and which only at load."""
+    files = _Files(fs)
     dropins = fs.config_files(SYSCTL_DIRS, "*.conf")
     conf_is_file = fs.resolves(SYSCTL_CONF) and not fs.is_dir(SYSCTL_CONF) and fs.readlink(SYSCTL_CONF) != "/dev/null"
-    sysctl_conf = _read_settings(fs, SYSCTL_CONF) if conf_is_file else {}
+    sysctl_conf = files.settings(SYSCTL_CONF) if conf_is_file else {}
     linked = any(fs.path(rel) == fs.path(SYSCTL_CONF) for rel in dropins)
 
     consumers = []
-    after_systemd = _apply(_modprobe(fs, module_params), fs, dropins)
+    options = _modprobe_options(fs, module_params, modules)
+    after_systemd = files.apply(options, dropins)
     if not read_unit_state(fs, "systemd-sysctl.service").masked:
         consumers.append(Consumer("systemd-sysctl", after_systemd))
     if _tuned_runs(fs, tuned):
@@ -126,13 +215,16 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
                        for k, (v, src) in tuned.sysctl.items()})
         name = f"tuned ({tuned.name})"
         if _tuned_reapplies(fs):
-            values = _apply(values, fs, dropins + ([SYSCTL_CONF] if conf_is_file else []))
+            values = files.apply(values, dropins + ([SYSCTL_CONF] if conf_is_file else []))
             name = f"tuned ({tuned.name}) reapply_sysctl: sysctl --system"
         consumers.append(Consumer(name, values))
-    return BootSysctl(tuple(consumers), sysctl_conf, linked)
+    late = _late_modules(files, modules, module_params, options, hooks or [], dropins, conf_is_file)
+    module_of = {k: p.split(".", 1)[0] for p, k in module_params.items()}
+    return BootSysctl(tuple(consumers), sysctl_conf, linked, late, module_of)
 
 
-def safe_boot_sysctl(fs: FS, tuned_loader, module_params: dict[str, str]) -> BootSysctl:
+def safe_boot_sysctl(fs: FS, tuned_loader, module_params: dict[str, str], modules: ModulesBoot | None = None,
+                     hooks: list[SysctlHook] | None = None) -> BootSysctl:
     """As read_boot_sysctl; an unreadable tuned profile matters only when tuned runs at boot."""
     try:
         tuned = tuned_loader()
@@ -140,4 +232,4 @@ def safe_boot_sysctl(fs: FS, tuned_loader, module_params: dict[str, str]) -> Boo
         if read_unit_state(fs, "tuned.service").enabled:
             raise
         tuned = None
-    return read_boot_sysctl(fs, tuned, module_params)
+    return read_boot_sysctl(fs, tuned, module_params, modules, hooks)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-from ..facts import netconfig
-from .base import FAIL, PASS, ObjectResult, Target
+from ._predict import complete, configured_by
+from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target
 
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
 _REGEX = {"type": "string", "format": "regex"}
@@ -64,16 +64,24 @@ def _names(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
 
 
+def _through_lowers(master: str, code: str) -> bool:
+    """The script finds the VF below `master` itself (`/sys/class/net/<master>/lower_*`, or
+    every interface's), so its pinning reaches the VF whatever mechanism runs it."""
+    return "lower_" in code and (_names(master, code) or "/sys/class/net/*/lower_" in code)
+
+
 def evaluate(t: Target) -> list[ObjectResult]:
     patterns = [re.compile(p) for p in t.vars["patterns"]]
     mechanisms = set(t.vars.get("mechanisms", _MECHANISMS))
     scripts = [s for s in t.facts.boot_scripts if s.mechanism in mechanisms and s.mechanism != "udev"]
     code = {s.source: _without_comments(s.text) for s in scripts}
     pinning = [s for s in scripts if s.problem is None and any(p.search(code[s.source]) for p in patterns)]
-    udev_runs = netconfig.udev_programs(t.facts.fs, t.facts.interfaces) if "udev" in mechanisms else {}
+    udev_runs = t.facts.udev_net_programs if "udev" in mechanisms else {}
     results = []
     for iface in t.interfaces():
         hits = [s.source for s in pinning if _names(iface.name, code[s.source])]
+        hits += [f"{s.source} (through {iface.master}'s lower_* links)" for s in pinning
+                 if iface.master and s.source not in hits and _through_lowers(iface.master, code[s.source])]
         hits += [f"{src}:{line}" for prog, src, line in udev_runs.get(iface.name, [])
                  if any(p.search(prog) for p in patterns) and _names(iface.name, prog)]
         for spec in t.vars.get("resolving", []):
@@ -82,7 +90,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
                          if s.problem is None and re.search(spec["pattern"], code[s.source])]
         if hits:
             results.append(ObjectResult(iface.name, PASS, "pinned at boot", ", ".join(hits),
-                                        f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}"))
+                                        f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}",
+                                        predicted="pinned", source=configured_by(", ".join(hits))))
             continue
         names = [iface.name, *filter(None, [iface.master])]
         notes = [s.problem for s in scripts if s.problem and any(_names(n, code[s.source]) for n in names)]
@@ -90,8 +99,22 @@ def evaluate(t: Target) -> list[ObjectResult]:
             notes += [f"{s.source} pins {iface.master}, whose hv_netvsc device has no IRQs of its own"
                       for s in pinning if _names(iface.master, code[s.source])]
         hint = "; ".join(dict.fromkeys(notes))
+        source = (f"never applied: {hint}" if hint else
+                  f"driver default (the IRQ affinity {iface.driver} and irqbalance leave; nothing pins it at boot)")
         results.append(ObjectResult(iface.name, FAIL, "pinned at boot", "no boot mechanism",
                                     f"nothing pins {iface.name}'s IRQs at boot" + (f" ({hint})" if hint else "") +
                                     f": add a NetworkManager dispatcher script, an enabled systemd unit or a udev "
-                                    f"rule running set_irq_affinity_cpulist.sh for {iface.name}"))
-    return results
+                                    f"rule running set_irq_affinity_cpulist.sh for {iface.name}",
+                                    predicted=UNKNOWN, source=source, fix=_fix(iface)))
+    return complete(results)
+
+
+def _fix(iface) -> Fix:
+    # the rule `tunewatch remediate` writes (remediate/nic.py `_irq_udev_rules()`); CPULIST
+    # is the runtime check's allowed CPUs, which this kind does not know
+    return Fix(file=f"/etc/udev/rules.d/99-tunewatch-irq-affinity-{iface.driver}.rules",
+               change=f'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="{iface.driver}", '
+                      f'RUN+="/usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh CPULIST %k"',
+               note=f"CPULIST: the CPUs nic-irq-affinity allows; or a NetworkManager dispatcher script or enabled "
+                    f"systemd unit that pins {iface.name}'s IRQs (tunewatch remediate writes both the rule and the "
+                    "script)")

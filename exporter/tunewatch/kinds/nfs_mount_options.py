@@ -9,7 +9,7 @@ and default tables in the check's content before comparing. Values are compared 
 from __future__ import annotations
 
 from ..facts.mounts import fstab_entry
-from .base import FAIL, PASS, ObjectResult, Target, per_object
+from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target, per_object
 
 VARS_SCHEMA = {
     "type": "object", "required": ["options", "source"], "additionalProperties": False,
@@ -46,12 +46,24 @@ def normalise(pairs, v: dict) -> dict[str, str]:
 def _missing(have: dict[str, str], wanted: list[str], v: dict) -> list[str]:
     problems = []
     for option in wanted:
-        key, value = normalise([tuple(option.split("=", 1)) if "=" in option else (option, None)], {**v, "defaults": {}}).popitem()
+        key, value = normalise([_pair(option)], {**v, "defaults": {}}).popitem()
         if key not in have:
             problems.append(f"{option} missing")
         elif have[key] != value:
             problems.append(f"{key}={have[key] or 'on'} (want {option})")
     return problems
+
+
+def _merged(pairs, wanted: list[str], v: dict) -> str:
+    """The fstab options with every wanted option in, replacing options of the same meaning."""
+    want_keys = {next(iter(normalise([_pair(o)], {**v, "defaults": {}}))) for o in wanted}
+    kept = [k if val is None else f"{k}={val}" for k, val in pairs
+            if next(iter(normalise([(k, val)], {**v, "defaults": {}})), None) not in want_keys]
+    return ",".join(kept + wanted)
+
+
+def _pair(option: str):
+    return tuple(option.split("=", 1)) if "=" in option else (option, None)
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
@@ -67,16 +79,25 @@ def evaluate(t: Target) -> list[ObjectResult]:
             entry = fstab_entry(entries, mount.mount_point)
             if entry is None:
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
-                                    f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot")
+                                    f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot",
+                                    predicted=UNKNOWN, source="not configured: no /etc/fstab line mounts it at boot",
+                                    fix=Fix(file="/etc/fstab", change=f"{mount.source} {mount.mount_point} "
+                                            f"{mount.fstype} {want} 0 0"))
             pairs, where = entry.options, f"/etc/fstab line {entry.line}"
         else:
             pairs, where = tuple(mount.mount_options) + tuple(mount.super_options), "mountinfo"
         problems = _missing(normalise(pairs, t.vars), wanted, t.vars)
         actual = ",".join(k if v is None else f"{k}={v}" for k, v in pairs)
+        boot = dict(predicted=actual, source=f"configured by {where}") if fstab else {}
         if problems:
+            fix = (Fix(file="/etc/fstab", change=f"{entry.spec} {entry.file} {entry.vfstype} "
+                       f"{_merged(pairs, wanted, t.vars)} {entry.freq} {entry.passno}") if fstab else
+                   Fix(command=f"umount {mount.mount_point} && mount {mount.mount_point}",
+                       note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))
             return ObjectResult(mount.mount_point, FAIL, want, "; ".join(problems),
                                 f"{mount.mount_point} ({where}): {'; '.join(problems)}"
-                                + ("" if fstab else "; fix /etc/fstab and remount"))
-        return ObjectResult(mount.mount_point, PASS, want, actual, f"{mount.mount_point} has every required option ({where})")
+                                + ("" if fstab else "; fix /etc/fstab and remount"), fix=fix, **boot)
+        return ObjectResult(mount.mount_point, PASS, want, actual,
+                            f"{mount.mount_point} has every required option ({where})", **boot)
 
     return per_object(t.mounts(), lambda m: m.mount_point, one)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..facts.mounts import fstab_entry
-from .base import ERROR, FAIL, NOTAPPLICABLE, PASS, ObjectResult, Setting, Target, as_number, per_object
+from .base import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting, Target, as_number, per_object
 
 VARS_SCHEMA = {
     "type": "object", "required": ["nconnect", "min_kernel"], "additionalProperties": False,
@@ -59,23 +59,37 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if running is None and not kernel_ok:
             return ObjectResult(mount.mount_point, NOTAPPLICABLE, want, "unsupported",
                                 f"kernel {host.kernel} ({host.os_id}) does not support nconnect")
+        boot: dict = {}
         if fstab:
             entry = fstab_entry(entries, mount.mount_point)
             if entry is None:
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
                                     f"{mount.mount_point} is mounted but not in /etc/fstab: nconnect={wanted} "
-                                    "will not come back at boot")
+                                    "will not come back at boot", predicted=UNKNOWN,
+                                    source="not configured: no /etc/fstab line mounts it at boot",
+                                    fix=Fix(file="/etc/fstab", change=f"{mount.source} {mount.mount_point} "
+                                            f"{mount.fstype} defaults,nconnect={wanted} 0 0"))
             value = dict(entry.options).get("nconnect")
             where = f"/etc/fstab line {entry.line}"
+            # nfs(5): without nconnect the client opens one connection per server
+            boot = dict(predicted=f"nconnect={value}", source=f"configured by {where}") if value else \
+                dict(predicted="nconnect=1", source="module default (nfs(5): one connection unless nconnect=)")
         else:
             value, where = running, "mountinfo"
         setting = [Setting("nconnect", as_number(value) if value else 1, wanted)]
         if value == str(wanted):
             return ObjectResult(mount.mount_point, PASS, want, f"nconnect={value}",
-                                f"{mount.mount_point} uses {value} TCP connections ({where})", setting)
+                                f"{mount.mount_point} uses {value} TCP connections ({where})", setting, **boot)
         shown = f"nconnect={value}" if value else "no nconnect (1 connection)"
+        if fstab:
+            opts = [k if v is None else f"{k}={v}" for k, v in entry.options if k != "nconnect"]
+            fix = Fix(file="/etc/fstab", change=f"{entry.spec} {entry.file} {entry.vfstype} "
+                      f"{','.join(opts + [f'nconnect={wanted}'])} {entry.freq} {entry.passno}")
+        else:
+            fix = Fix(command=f"umount {mount.mount_point} && mount -o nconnect={wanted} {mount.mount_point}",
+                      note="nconnect is set when the first mount of a server connects; add it to /etc/fstab too")
         return ObjectResult(mount.mount_point, FAIL, want, shown,
                             f"{mount.mount_point} has {shown} ({where}); add nconnect={wanted} to its fstab "
-                            "options" + ("" if fstab else " and remount"), setting)
+                            "options" + ("" if fstab else " and remount"), setting, fix=fix, **boot)
 
     return per_object(t.mounts(), lambda m: m.mount_point, one)

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import re
 
-from .base import FAIL, PASS, ObjectResult, Target, as_number, per_object
+from ..errors import FactError, ParseError
+from ._predict import complete, configured_by
+from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target, as_number, per_object
 
 VARS_SCHEMA = {
     "type": "object", "required": ["requirements"], "additionalProperties": False,
@@ -27,6 +29,9 @@ VARS_SCHEMA = {
                            "settings": {"type": "object", "minProperties": 1,
                                         "additionalProperties": {"type": ["string", "integer"],
                                                                  "pattern": r"^(<=\s*)?[\w.-]+$"}}}}},
+        "limit_to_node_cpus": {"type": "boolean", "description": "a `<= N` channel requirement is also at most "
+                                                                 "the logical CPUs of the NIC's NUMA node (as "
+                                                                 "nic-queue-count judges it); default true"},
         "scripts": {"type": "array", "items": {
             "type": "object", "required": ["pattern", "drivers", "settings"], "additionalProperties": False,
             "properties": {"pattern": {"type": "string", "format": "regex"},
@@ -62,6 +67,54 @@ def _script_entries(t: Target, iface) -> list[tuple[str, dict]]:
     return found
 
 
+_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
+
+
+def _fix(iface, required: dict, missing_keys: list[str]) -> Fix:
+    """An ethtool command per group of missing settings, to run at boot for this interface
+    (the runtime command too); the persistent file is the consumer's choice (note)."""
+    wanted = {k: v for k, v in required.items() if k in missing_keys}
+    by_option: dict[str, list[str]] = {}
+    for key, value in wanted.items():
+        section, name = key.split(".", 1)
+        by_option.setdefault(_OPTION[section], []).extend([name, _target_value(value)])
+    command = " && ".join(f"ethtool {opt} {iface.name} {' '.join(words)}" for opt, words in by_option.items())
+    return Fix(command=command,
+               note=f"make it persistent for {iface.name} itself: ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS, a NetworkManager "
+                    "[ethtool] setting, a systemd .link file or a udev rule matching its driver")
+
+
+def _target_value(wanted) -> str:
+    wanted = str(wanted)
+    return wanted[2:].strip() if wanted.startswith("<=") else wanted
+
+
+def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
+    """The runtime form's own requirement: a `<= N` channel count is also at most the
+    logical CPUs of the NIC's NUMA node (nic-queue-count's rule)."""
+    wanted_s = str(wanted)
+    if not (key.startswith("channels.") and wanted_s.startswith("<=") and t.vars.get("limit_to_node_cpus", True)):
+        return wanted, ""
+    limit = as_number(wanted_s[2:].strip())
+    node = iface.node_or_zero()
+    node_cpus = len(t.facts.topology.node_cpus(node))
+    if limit is not None and 0 < node_cpus < limit:
+        return f"<= {node_cpus}", f" ({node_cpus} CPUs on NUMA node {node})"
+    return wanted, ""
+
+
+def _driver_default(t: Target, iface, key: str):
+    try:
+        host, vcpus = t.facts.host, len(t.facts.topology.online)
+    except (FactError, ParseError):
+        host, vcpus = None, None
+    try:
+        device = t.facts.ethtool(iface.name)
+    except (FactError, ParseError):
+        device = None
+    return t.facts.defaults.lookup(iface.driver, key, host, vcpus, device)
+
+
 def evaluate(t: Target) -> list[ObjectResult]:
     persisted = t.facts.persisted_ethtool
 
@@ -71,20 +124,46 @@ def evaluate(t: Target) -> list[ObjectResult]:
             if iface.driver in req["drivers"]:
                 required.update(req["settings"])
         if not required:
-            return ObjectResult(iface.name, PASS, "-", "-", f"nothing to persist for the {iface.driver} driver")
-        want = " ".join(f"{k} {v}" for k, v in required.items())
+            return ObjectResult(iface.name, PASS, "-", "-", f"nothing to persist for the {iface.driver} driver",
+                                predicted="-", source="nothing required for the driver")
+        judged = {k: _requirement(t, iface, k, v) for k, v in required.items()}
+        want = " ".join(f"{k} {v}{why}" for k, (v, why) in judged.items())
         mine = [e for e in persisted if iface.name in e.targets]
         applied = [(e.source, e.settings) for e in mine if not e.problem] + _script_entries(t, iface)
-        found, missing = [], []
-        for key, wanted in required.items():
-            hits = [src for src, settings in applied if key in settings and _satisfies(settings[key], wanted)]
-            wrong = [f"{settings[key]} by {src}" for src, settings in applied if key in settings and src not in hits]
-            if hits:
-                found.append(f"{key} via {hits[0]}")
+        found, missing, predicted, sources, assumed = [], [], [], [], []
+        for key, (wanted, _why) in judged.items():
+            hits = [(src, settings[key]) for src, settings in applied if key in settings
+                    and _satisfies(settings[key], wanted)]
+            wrong = [(src, settings[key]) for src, settings in applied if key in settings
+                     and not _satisfies(settings[key], wanted)]
+            if hits or wrong:
+                src, value = (hits or wrong)[0]
+                source = configured_by(src)
+                if hits:
+                    found.append(f"{key} via {src}")
+                else:
+                    missing.append(f"{key} (set to {'; '.join(f'{v} by {s}' for s, v in wrong)})")
             else:
-                missing.append(f"{key} (set to {'; '.join(wrong)})" if wrong else key)
+                default = _driver_default(t, iface, key)
+                value = default.value if default else UNKNOWN
+                source = default.source if default else "not configured; the driver default is unknown"
+                if default is not None and _satisfies(default.value, wanted):
+                    found.append(f"{key} not configured, {default.source} meets {wanted}")
+                    if "assuming" in default.assumption:
+                        assumed.append(default.assumption.split("; ", 1)[1])
+                elif default is not None:
+                    missing.append(f"{key} (not configured for boot; it comes back at the {default.source}, "
+                                   f"not {wanted}; {default.assumption})")
+                else:
+                    missing.append(f"{key} (not configured for boot; the driver default is unknown)")
+            predicted.append(f"{key}={value}")
+            sources.append(f"{key}: {source}" if len(judged) > 1 else source)
+        boot = dict(predicted="; ".join(predicted) if len(judged) > 1 else predicted[0].split("=", 1)[1],
+                    source="; ".join(sources))
         if not missing:
-            return ObjectResult(iface.name, PASS, want, "; ".join(found), f"{iface.name}: " + "; ".join(found))
+            note = f" ({'; '.join(dict.fromkeys(assumed))})" if assumed else ""
+            return ObjectResult(iface.name, PASS, want, "; ".join(found), f"{iface.name}: " + "; ".join(found) + note,
+                                **boot)
         notes = [f"{e.source}: {e.problem}" for e in mine if e.problem]
         names = [iface.name, *filter(None, [iface.master])]
         notes += [s.problem for s in t.facts.boot_scripts  # scripts that would have configured it, never run
@@ -96,9 +175,11 @@ def evaluate(t: Target) -> list[ObjectResult]:
             notes.append(f"configured only for {iface.master or ', '.join(iface.lowers)} by {', '.join(elsewhere)}, "
                          f"which does not reach {iface.name}")
         hint = ("; ".join(dict.fromkeys(notes)) + "; ") if notes else ""
+        missing_keys = [m.split(" ", 1)[0] for m in missing]
         return ObjectResult(iface.name, FAIL, want, "missing: " + ", ".join(missing),
-                            f"{iface.name}: {', '.join(missing)} not configured for boot; {hint}configure "
+                            f"{iface.name}: {', '.join(missing)}; {hint}configure "
                             f"{iface.name} itself (ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "
-                            f"a systemd .link file or a udev rule matching its driver)")
+                            f"a systemd .link file or a udev rule matching its driver)",
+                            fix=_fix(iface, {k: judged[k][0] for k in required}, missing_keys), **boot)
 
-    return per_object(t.interfaces(), lambda i: i.name, one)
+    return complete(per_object(t.interfaces(), lambda i: i.name, one))

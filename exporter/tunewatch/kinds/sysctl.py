@@ -7,8 +7,10 @@ the wanted value, and names each one's value and source when they differ.
 
 from __future__ import annotations
 
-from ..errors import FactError
-from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, as_number
+from ..errors import FactError, ParseError
+from .base import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting, Target, as_number
+
+SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
 
 VARS_SCHEMA = {
     "type": "object", "required": ["settings", "source"], "additionalProperties": False,
@@ -42,40 +44,95 @@ def _runtime(t: Target, key: str, expected) -> ObjectResult:
     if _same(actual, expected):
         return ObjectResult(key, PASS, str(expected), actual, f"{key} = {actual} (runtime)", setting)
     return ObjectResult(key, FAIL, str(expected), actual,
-                        f"{key} is {actual}, want {expected}: sysctl -w {key}={expected}", setting)
+                        f"{key} is {actual}, want {expected}: sysctl -w {key}={expected}", setting,
+                        fix=Fix(command=f"sysctl -w {key}={expected}"))
 
 
-def _configured(boot, key: str, expected) -> ObjectResult:
+def _origin(value) -> str:
+    return f"configured by {value.source}"
+
+
+def _default(t: Target, boot, key: str):
+    """The value the key comes back with when nothing sets it (content), or None."""
+    module = boot.module_of.get(key, "kernel")
+    try:
+        host = t.facts.host
+    except (FactError, ParseError):
+        host = None
+    return t.facts.defaults.lookup(module, key, host)
+
+
+def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
+    """Nothing sets the key at boot: judge the default the kernel or module comes back with."""
+    late = boot.late_module(key)
+    hint, never = "", None
+    in_conf = boot.sysctl_conf.get(key)
+    sysctl_source = next((v for c in boot.consumers for v in [c.values.get(key)] if v is not None), None)
+    if late is not None and (sysctl_source or in_conf):
+        where = (sysctl_source or in_conf).source
+        never = f"{where} sets {key} but never reaches it: {late.why}"
+        hint = f"; {never}"
+    elif in_conf and not boot.sysctl_conf_linked:
+        never = (f"{in_conf.source} is read by systemd-sysctl only through a sysctl.d link "
+                 "(99-sysctl.conf -> ../sysctl.conf), and there is none")
+        hint = f"; {in_conf.source} sets {in_conf.value} but {never}"
+    default = _default(t, boot, key)
+    predicted = default.value if default else UNKNOWN
+    setting[0].observed = as_number(predicted)
+    if default is not None and _same(default.value, expected):
+        return ObjectResult(key, PASS, str(expected), default.value,
+                            f"{key}: nothing sets it at boot and the {default.source} meets {expected}", setting,
+                            predicted=predicted, source=default.source)
+    back = f"it comes back at the {default.source}" if default else "the default is unknown"
+    if late is not None:
+        fix = Fix(file=f"/etc/modprobe.d/{late.module}.conf", change=f"options {late.module} {key.split('.', 1)[1]}"
+                  f"={expected}", note=f"or load {late.module} before systemd-sysctl: add '{late.module}' to "
+                  f"/etc/modules-load.d/{late.module}.conf (a sysctl.d file then sets it)")
+    else:
+        fix = Fix(file=SYSCTL_FILE, change=f"{key} = {expected}")
+    return ObjectResult(key, FAIL, str(expected), predicted,
+                        f"{key} is not configured for boot{hint}: {back}; "
+                        + (f"set it with {fix.file}: {fix.change}" if late else
+                           f"add '{key} = {expected}' to a file in /etc/sysctl.d/"), setting,
+                        predicted=predicted, source=f"never applied: {never}" if never else
+                        (default.source if default else "not configured; the default is unknown"), fix=fix)
+
+
+def _configured(t: Target, boot, key: str, expected) -> ObjectResult:
     # each consumer's view is what the key holds after it ran; a consumer that does not set
     # the key leaves the earlier value (module option, systemd-sysctl) and disagrees with nobody
-    views = [(c.name, c.values.get(key)) for c in boot.consumers]
-    final = views[-1][1] if views else None
+    late = boot.late_module(key)
+    views = boot.views(key)
+    final = boot.get(key)
     setting = [Setting(key, as_number(final.value) if final else None, as_number(expected))]
     shown = "; ".join(f"after {name}: {v.value} ({v.source})" if v else f"{name}: not set" for name, v in views)
     fix = f"add '{key} = {expected}' to a file in /etc/sysctl.d/"
-    if not views:
+    if not views and late is None:
         return ObjectResult(key, FAIL, str(expected), "no consumer",
-                            f"{key}: neither systemd-sysctl nor tuned applies sysctls at boot on this host", setting)
+                            f"{key}: neither systemd-sysctl nor tuned applies sysctls at boot on this host", setting,
+                            predicted=UNKNOWN, source="never applied: systemd-sysctl is masked and tuned does not run",
+                            fix=Fix(command="systemctl unmask systemd-sysctl.service", file=SYSCTL_FILE,
+                                    change=f"{key} = {expected}"))
     if final is None:
-        hint = ""
-        in_conf = boot.sysctl_conf.get(key)
-        if in_conf and not boot.sysctl_conf_linked:
-            hint = (f"; {in_conf.source} sets {in_conf.value} but systemd-sysctl reads /etc/sysctl.conf only "
-                    "through a sysctl.d link (99-sysctl.conf -> ../sysctl.conf), and there is none")
-        return ObjectResult(key, FAIL, str(expected), "not configured",
-                            f"{key} is not configured for boot{hint}: {fix}", setting)
+        return _unset(t, boot, key, expected, setting)
+    if late is not None and not views:  # only the module option sets it, at load
+        views, shown = [("modprobe options", final)], f"{final.value} ({final.source}, at load)"
     set_views = [(name, v) for name, v in views if v is not None]
     if all(_same(v.value, expected) for _, v in set_views):
-        return ObjectResult(key, PASS, str(expected), final.value, f"{key} = {final.value} at boot: {shown}", setting)
+        return ObjectResult(key, PASS, str(expected), final.value, f"{key} = {final.value} at boot: {shown}", setting,
+                            predicted=final.value, source=_origin(final))
     actual = " / ".join(f"{v.value} ({name})" for name, v in set_views)
     verb = "disagree" if len({v.value for _, v in set_views}) > 1 else "set a wrong value"
+    wrong = sorted({v.source.split(":")[0] for _, v in set_views if not _same(v.value, expected)})
     return ObjectResult(key, FAIL, str(expected), actual,
                         f"{key}: boot-time consumers {verb}: {shown}; want {expected} from each: {fix} "
-                        "and remove the other values", setting)
+                        "and remove the other values", setting, predicted=final.value, source=_origin(final),
+                        fix=Fix(file=SYSCTL_FILE, change=f"{key} = {expected}",
+                                note=f"remove the other values of {key} from {', '.join(wrong)}"))
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
     if t.vars["source"] == "runtime":
         return [_runtime(t, key, expected) for key, expected in t.vars["settings"].items()]
     boot = t.facts.sysctl_configured
-    return [_configured(boot, key, expected) for key, expected in t.vars["settings"].items()]
+    return [_configured(t, boot, key, expected) for key, expected in t.vars["settings"].items()]

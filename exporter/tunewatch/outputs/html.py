@@ -4,9 +4,14 @@ What to do comes first: a "fix first" list of the checks that need action, then 
 ordered worst first. Checks that need action (fail, error) come before the others; within
 each group the order is severity (high, medium, low), then status, then content order.
 
-A failing object's message ends in its fix ("...: ethtool -L eth1 combined 16"). Objects of
-one NIC with the same fix (36 IRQs, one `set_irq_affinity_cpulist.sh` command) share one
-fix cell, so the command is shown once per NIC. Passing objects fold into a <details>.
+A failing object's fix is data (`fix`: command, file + change, note; never parsed from the
+message). Objects of one NIC with the same fix (36 IRQs, one command) share one fix cell,
+so the command is shown once per NIC. Passing objects fold into a <details>. The "fix first"
+list says how to get every fix as a script or playbook (`tunewatch remediate`).
+
+References name the article (title, publisher, date; linked when the URL is known). Runbook
+links use a published base URL (`--runbook-url`, TUNEWATCH_RUNBOOK_URL); without one the
+report embeds each check's runbook section, so a mailed report never points at a local file.
 Identifiers never break inside a word: no `break-all` or `overflow-wrap: anywhere`; names
 are `nowrap` and wide tables scroll sideways.
 
@@ -17,10 +22,13 @@ Data comes from `report.to_dict` (the stable JSON shape) and, when given, the co
 from __future__ import annotations
 
 import datetime as dt
-import os
+import json
+import shlex
 from html import escape
 
 from ..engine import ScanResult
+from ..sources import cite
+from . import runbook as runbook_md
 from .report import to_dict
 
 _ORDER = {"fail": 0, "error": 1, "waived": 2, "pass": 3, "notapplicable": 4}
@@ -65,6 +73,10 @@ td.fix { background: #fff8e1; border-left: 3px solid #ffb300; }
 code { font-family: ui-monospace, monospace; background: #f5f5f5; padding: 1px 4px; border-radius: 3px; }
 details { margin-top: 6px; }
 summary { cursor: pointer; color: #546e7a; }
+pre { background: #f5f5f5; padding: 4px 8px; margin: 2px 0; overflow-x: auto; max-width: 100%;
+      font: 12px/1.4 ui-monospace, monospace; white-space: pre-wrap; }
+li pre, td pre { margin: 2px 0; }
+.runbook { border-left: 3px solid #90a4ae; padding: 2px 10px; margin: 6px 0; }
 footer { color: #757575; padding: 8px 24px 24px; font-size: 12px; }
 """
 
@@ -84,16 +96,23 @@ def _words(text: str) -> str:
                     for t in text.split(" "))
 
 
-def split_fix(message: str) -> tuple[str, str]:
-    """("eth1 has 32 queues; at most 16", "ethtool -L eth1 combined 16") from one message.
+def _fix_key(o: dict) -> str:
+    return json.dumps(o.get("fix") or {}, sort_keys=True)
 
-    Messages put the fix after their last ": "; a bare "eth1: ..." prefix (no space before
-    the colon) names the object and is no fix.
-    """
-    head, sep, tail = message.rpartition(": ")
-    if sep and " " in head.strip():
-        return head, tail
-    return message, ""
+
+def _fix_html(fix: dict) -> str:
+    """A fix as a reader applies it: the command, the file and what it must hold, a note."""
+    parts = []
+    if fix.get("command"):
+        parts.append(f"<code>{_words(fix['command'])}</code>")
+    if fix.get("file"):
+        parts.append(f"in {_name(fix['file'])}:" + (f"<pre>{escape(fix['change'])}</pre>" if fix.get("change") else ""))
+    elif fix.get("change"):
+        parts.append(f"<pre>{escape(fix['change'])}</pre>")
+    if fix.get("note"):
+        parts.append(f"<span>{_words(fix['note'])}</span>")
+    # a line break between parts; a <pre> block already ends its line
+    return "".join(p + ("" if p.endswith("</pre>") or i == len(parts) - 1 else "<br>") for i, p in enumerate(parts))
 
 
 def _rank(r: dict) -> tuple:
@@ -107,29 +126,26 @@ def _nic(obj: str) -> str:
 def _object_rows(objects: list[dict], with_fix: bool = True) -> str:
     """Rows of the objects that are not passing; one fix cell per run of (NIC, fix)."""
     rows = []
-    keyed = sorted(objects, key=lambda o: (_ORDER.get(o["status"], 9), _nic(str(o["object"])),
-                                           split_fix(str(o["message"]))[1]))
+    keyed = sorted(objects, key=lambda o: (_ORDER.get(o["status"], 9), _nic(str(o["object"])), _fix_key(o)))
     i = 0
     while i < len(keyed):
         o = keyed[i]
-        fix = split_fix(str(o["message"]))[1]
+        fix = o.get("fix") or {}
         j = i + 1
         while (j < len(keyed) and fix and keyed[j]["status"] == o["status"]
-               and _nic(str(keyed[j]["object"])) == _nic(str(o["object"]))
-               and split_fix(str(keyed[j]["message"]))[1] == fix):
+               and _nic(str(keyed[j]["object"])) == _nic(str(o["object"])) and _fix_key(keyed[j]) == _fix_key(o)):
             j += 1
         for k, obj in enumerate(keyed[i:j]):
-            head = split_fix(str(obj["message"]))[0]
             waiver = f' <em>(waiver {escape(str(obj["waiver"]))})</em>' if obj.get("waiver") else ""
             fix_cell = ""
             if k == 0 and with_fix:
                 span = f' rowspan="{j - i}"' if j - i > 1 else ""
                 many = f'<br><small>{j - i} objects of {_name(_nic(str(o["object"])))}</small>' if j - i > 1 else ""
-                fix_cell = f'<td class="fix"{span}>' + (f"<code>{_words(fix)}</code>{many}" if fix else "") + "</td>"
+                fix_cell = f'<td class="fix"{span}>' + (f"{_fix_html(fix)}{many}" if fix else "") + "</td>"
             rows.append(f'<tr><td>{_name(str(obj["object"]))}</td><td>{_badge(obj["status"])}</td>'
                         f'<td class="val">{_words(str(obj["expected"]))}</td>'
                         f'<td class="val">{_words(str(obj["actual"]))}</td>'
-                        f"<td>{_words(head)}{waiver}</td>{fix_cell}</tr>")
+                        f'<td>{_words(str(obj["message"]))}{waiver}</td>{fix_cell}</tr>')
         i = j
     return "\n".join(rows)
 
@@ -140,24 +156,27 @@ def _table(rows: str, fix_column: bool = True) -> str:
             f"<th>actual</th><th>finding</th>{fix}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table></div>")
 
 
-def _about(check, runbook: str | None, cid: str) -> str:
+def _about(check, runbook: str | None, cid: str, sections: dict[str, str]) -> str:
     parts = []
     if check is not None:
         parts.append(f"<p>{_words(check.description)}</p>")
         parts.append(f"<p><strong>Why:</strong> {_words(check.rationale)}</p>")
         refs = []
         for ref in check.references:
-            text = _words(" ".join(w for w in (f"seed {ref['seed']}:" if ref.get("seed") else "", ref["title"],
-                                               f"({ref['section']})" if ref.get("section") else "") if w))
+            text = _words(cite(ref))
             refs.append(f'<li><a href="{escape(ref["url"])}">{text}</a></li>' if ref.get("url") else f"<li>{text}</li>")
         parts.append(f"<p><strong>References:</strong></p><ul>{''.join(refs)}</ul>")
     if runbook:
         parts.append(f'<p><a href="{escape(runbook)}#{escape(cid)}">Runbook: how to fix {_name(cid)} '
                      "now and across reboots</a></p>")
+    elif cid in sections:  # no published runbook: the section itself, never a link to a local file
+        body = runbook_md.to_html(sections[cid], anchor=lambda name: f"#check-{name}")
+        parts.append(f'<details><summary>Runbook: how to fix {_name(cid)} now and across reboots</summary>'
+                     f'<div class="runbook">{body}</div></details>')
     return f'<div class="about">{"".join(parts)}</div>' if parts else ""
 
 
-def _check_section(r: dict, check, runbook: str | None) -> str:
+def _check_section(r: dict, check, runbook: str | None, sections: dict[str, str]) -> str:
     cid = r["check"]
     shown = [o for o in r["objects"] if o["status"] not in ("pass", "notapplicable")]
     quiet = [o for o in r["objects"] if o["status"] in ("pass", "notapplicable")]
@@ -170,10 +189,17 @@ def _check_section(r: dict, check, runbook: str | None) -> str:
     return (f'<section id="check-{escape(cid)}">\n'
             f'<h2>{_badge(r["status"])} {escape(r["title"])} <span class="id">{_name(cid)}</span>'
             f' <span class="sev sev-{escape(r["severity"])}">{escape(r["severity"])}</span></h2>\n'
-            f"{_about(check, runbook, cid)}\n{body}\n</section>")
+            f"{_about(check, runbook, cid, sections)}\n{body}\n</section>")
 
 
-def _fix_first(results: list[dict], runbook: str | None) -> str:
+def _remediate_hint(d: dict) -> str:
+    argv = f"tunewatch remediate --root {shlex.quote(str(d['root']))} --profile {shlex.quote(str(d['profile']))}"
+    return ('<div class="remediate"><p>All of these fixes as one script or playbook to review and run, for this host '
+            "and this boot (both refuse to run on another host or after a reboot):</p>"
+            f"<pre>{escape(argv)} -o fix.sh\n{escape(argv)} --format ansible -o fix.yml</pre></div>")
+
+
+def _fix_first(results: list[dict], runbook: str | None, d: dict) -> str:
     todo = [r for r in results if r["status"] in _ACTION]
     if not todo:
         return ('<section class="fixfirst" id="fix-first"><h2>Fix first</h2>'
@@ -181,34 +207,27 @@ def _fix_first(results: list[dict], runbook: str | None) -> str:
     items = []
     for r in todo:
         bad = [o for o in r["objects"] if o["status"] in _ACTION]
-        fixes: dict[str, list[str]] = {}
+        fixes: dict[str, tuple[dict, list[str]]] = {}
         for o in bad:
-            fix = split_fix(str(o["message"]))[1]
-            if fix:
-                nics = fixes.setdefault(fix, [])
+            if o.get("fix"):
+                nics = fixes.setdefault(_fix_key(o), (o["fix"], []))[1]
                 if _nic(str(o["object"])) not in nics:
                     nics.append(_nic(str(o["object"])))
-        fix_html = "".join(f"<li><code>{_words(f)}</code> <small>({', '.join(_name(n) for n in nics)})</small></li>"
-                           for f, nics in fixes.items())
+        fix_html = "".join(f"<li>{_fix_html(f)} <small>({', '.join(_name(n) for n in nics)})</small></li>"
+                           for f, nics in fixes.values())
         link = f' &middot; <a href="{escape(runbook)}#{escape(r["check"])}">runbook</a>' if runbook else ""
         items.append(f'<li><span class="sev sev-{escape(r["severity"])}">{escape(r["severity"])}</span> '
                      f'<a href="#check-{escape(r["check"])}">{escape(r["title"])}</a> '
                      f'{_badge(r["status"])} <small>{len(bad)} object{"s" if len(bad) != 1 else ""}</small>{link}'
                      + (f"<ul>{fix_html}</ul>" if fix_html else "") + "</li>")
-    return (f'<section class="fixfirst" id="fix-first"><h2>Fix first</h2>\n<ol>\n' + "\n".join(items)
-            + "\n</ol></section>")
-
-
-def default_runbook() -> str | None:
-    from ..content import shipped_dir
-    docs = shipped_dir("docs")
-    path = os.path.join(docs, "runbook.md") if docs else None
-    return "file://" + path if path and os.path.isfile(path) else None
+    return (f'<section class="fixfirst" id="fix-first"><h2>Fix first</h2>\n{_remediate_hint(d)}\n<ol>\n'
+            + "\n".join(items) + "\n</ol></section>")
 
 
 def render_html(result: ScanResult, content=None, runbook_url: str | None = None) -> str:
     d = to_dict(result)
-    runbook = runbook_url or default_runbook()
+    runbook = runbook_url or None  # a published runbook; else each section is embedded
+    sections = {} if runbook else runbook_md.load_sections()
     host = d["host"] or {}
     hostname = host.get("hostname", "unknown host")
     started = dt.datetime.fromtimestamp(d["scan"]["started_at"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -219,7 +238,7 @@ def render_html(result: ScanResult, content=None, runbook_url: str | None = None
                 if host else "host unknown")
     verdict = "compliant" if result.compliant else "not compliant"
     checks = content.checks if content is not None else {}
-    sections = "\n".join(_check_section(r, checks.get(r["check"]), runbook) for r in results)
+    sections = "\n".join(_check_section(r, checks.get(r["check"]), runbook, sections) for r in results)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -237,7 +256,7 @@ def render_html(result: ScanResult, content=None, runbook_url: str | None = None
 <ul class="summary">{summary}</ul>
 </header>
 <main>
-{_fix_first(results, runbook)}
+{_fix_first(results, runbook, d)}
 {sections}
 </main>
 <footer>{escape(d["tool"])} {escape(d["version"])} &middot; content digest {escape(str(d["content_digest"]))}</footer>

@@ -9,7 +9,7 @@ Two users:
   serve-only series (scan health counters), so it costs the same whatever the size of the
   host.
 
-Series budget (SPEC section 5): by default a host exports per-check and per-host series
+Series budget (docs/metrics.md): by default a host exports per-check and per-host series
 only, so the count depends on the number of checks, NICs and NUMA nodes, never on objects,
 IRQs, mounts or CPUs. `detail=True` adds one series per object, per data IRQ and per
 numeric setting (docs/metrics.md, "Detail"). No label ever carries a value that changes

@@ -1,4 +1,5 @@
-"""Human and machine reports of a scan: text, JSON (the stable shape of SPEC §4), JUnit XML."""
+"""Machine reports of a scan: JSON (the stable shape docs/snapshot-contract.md describes) and
+JUnit XML. The text report for a terminal is in text.py."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ import json
 import xml.etree.ElementTree as ET
 
 from ..engine import ScanResult
+from .text import render_text  # noqa: F401 - the text report's historical home
 
-_MAX_OBJECTS = 8
-_COLOURS = {"pass": "32", "fail": "31", "error": "35", "waived": "36", "notapplicable": "90"}
 
 
 def to_dict(result: ScanResult) -> dict:
@@ -17,7 +17,7 @@ def to_dict(result: ScanResult) -> dict:
         "tool": result.tool, "version": result.version, "profile": result.profile, "root": result.root,
         "content_digest": result.content_digest,
         "host": {"hostname": host.hostname, "platform": host.platform, "kernel": host.kernel, "os": host.os_name,
-                 "boot_time": host.boot_time} if host else None,
+                 "boot_time": host.boot_time, "boot_id": host.boot_id} if host else None,
         "summary": result.summary,
         "scan": {"started_at": result.started_at, "duration_seconds": round(result.duration_seconds, 6)},
         "results": [{
@@ -40,30 +40,6 @@ def _object_dict(o) -> dict:
 
 def render_json(result: ScanResult) -> str:
     return json.dumps(to_dict(result), indent=2) + "\n"
-
-
-def render_text(result: ScanResult, colour: bool = False, verbose: bool = False) -> str:
-    """Checks grouped by status, worst first; passing objects only with `verbose`."""
-    paint = (lambda s, st: f"\033[{_COLOURS[st]}m{s}\033[0m") if colour else (lambda s, st: s)
-    host = result.host
-    lines = [f"tunewatch {result.version}  profile {result.profile}  root {result.root}",
-             f"host {host.hostname} ({host.platform}, {host.os_name}, kernel {host.kernel})" if host else "host unknown",
-             ""]
-    order = ("fail", "error", "waived", "pass", "notapplicable")
-    for status in order:
-        for r in (r for r in result.results if r.status == status):
-            lines.append(f"{paint(status.upper().ljust(13), status)} {r.check} [{r.severity}] {r.title}")
-            if status == "notapplicable" and not verbose:
-                continue
-            shown = [o for o in r.objects if verbose or o.status != "pass"]
-            for o in shown if verbose else shown[:_MAX_OBJECTS]:
-                lines.append(f"    {paint(o.status.ljust(13), o.status)} {o.message}")
-            if not verbose and len(shown) > _MAX_OBJECTS:
-                lines.append(f"    ... and {len(shown) - _MAX_OBJECTS} more (--verbose or --format json lists all)")
-    s = result.summary
-    lines += ["", "summary: " + ", ".join(f"{s[k]} {k}" for k in order)
-              + f" ({len(result.results)} checks, {result.duration_seconds * 1000:.0f} ms)"]
-    return "\n".join(lines) + "\n"
 
 
 def render_junit(result: ScanResult) -> str:

@@ -31,6 +31,7 @@ import xml.etree.ElementTree as ET
 
 from .. import __version__
 from ..engine import CheckResult, ScanResult
+from ..sources import cite
 
 XCCDF = "http://checklists.nist.gov/xccdf/1.2"
 ARF = "http://scap.nist.gov/schema/asset-reporting-format/1.1"
@@ -124,8 +125,7 @@ def _benchmark(result: ScanResult, content) -> ET.Element:
         _text(rule, "title", check.title)
         _text(rule, "description", check.description)
         for ref in check.references:
-            words = [f"seed {ref['seed']}" if ref.get("seed") else "", ref["title"], ref.get("section", "")]
-            _sub(rule, _x("reference"), ": ".join(w for w in words if w),
+            _sub(rule, _x("reference"), cite(ref),
                  **({"href": ref["url"]} if ref.get("url") else {}))
         _text(rule, "rationale", check.rationale)
         _sub(rule, _x("ident"), check.id, system=IDENT_SYSTEM)

@@ -1,4 +1,5 @@
-"""`options` lines of modprobe.d(5); every other command is irrelevant to tuning and skipped.
+"""`options` and `install` lines of modprobe.d(5); every other command is irrelevant to
+tuning and skipped.
 
 Module and parameter names treat `-` and `_` alike (modprobe and the kernel's parameq()
 do), so both are normalised to `_`. A parameter given without `=` is a boolean the kernel
@@ -32,14 +33,30 @@ def _params(text: str) -> dict[str, str]:
     return params
 
 
-def parse_modprobe_conf(text: str, source: str) -> list[ModprobeOptions]:
-    found = []
+def _lines_of(text: str, command: str, source: str, min_words: int, what: str):
+    """(line number, words split in three) of each `command` line with at least `min_words`."""
     for n, line in logical_lines(text, strip_continued=False):
         words = line.split(None, 2)
-        if not words or words[0] != "options":
+        if not words or words[0] != command:
             continue
-        if len(words) < 2:
-            raise ParseError(source, "`options` without a module name", n)
-        module = words[1].replace("-", "_")
-        found.append(ModprobeOptions(module, _params(words[2] if len(words) > 2 else ""), n))
-    return found
+        if len(words) < min_words:
+            raise ParseError(source, what, n)
+        yield n, words
+
+
+def parse_modprobe_conf(text: str, source: str) -> list[ModprobeOptions]:
+    return [ModprobeOptions(words[1].replace("-", "_"), _params(words[2] if len(words) > 2 else ""), n)
+            for n, words in _lines_of(text, "options", source, 2, "`options` without a module name")]
+
+
+@dataclass(frozen=True)
+class ModprobeInstall:
+    """`install MODULE COMMAND...`: modprobe runs COMMAND (with /bin/sh) instead of loading."""
+    module: str
+    command: str
+    line: int
+
+
+def parse_modprobe_install(text: str, source: str) -> list[ModprobeInstall]:
+    return [ModprobeInstall(words[1].replace("-", "_"), words[2].strip(), n)
+            for n, words in _lines_of(text, "install", source, 3, "`install` needs a module name and a command")]

@@ -13,8 +13,9 @@ import shlex
 import yaml
 
 from .. import __version__
+from .irqpin import IRQ_FUNCTION
 from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note,
-                    Plan, WriteFile, change_lines)
+                    PinIrqs, Plan, WriteFile, change_lines)
 
 ROOT = "{{ tunewatch_root }}"
 LIVE = "tunewatch_root == ''"
@@ -26,7 +27,32 @@ HELPERS = {"tw_ethtool_value": r'''tw_ethtool_value() {
         !skip && index(line, ENVIRON["LABEL"] ":") == 1 {
             sub(/^[^:]*:[[:space:]]*/, "", line); split(line, w, /[[:space:]]+/); print w[1]; exit }'
 }
-''', "tw_write": "tw_write() { printf '%s\\n' \"$2\" > \"$1\"; }\n"}
+''', "tw_write": "R=\ntw_write() { printf '%s\\n' \"$2\" > \"$R$1\"; }\n"}
+
+
+IRQ_PRELUDE = ("set -euo pipefail\nR=\ntw_say() { printf 'tunewatch: %s\\n' \"$*\"; }\n"
+               "tw_changed() { tw_say \"$*\"; echo TUNEWATCH_CHANGED; }\n")
+# What the scan saw; the guard compares it with the managed host (under tunewatch_root when set).
+IDENTITY_PROBE = ('printf "%s %s" "$(cat "$R/proc/sys/kernel/hostname" 2>/dev/null)" '
+                  '"$(cat "$R/proc/sys/kernel/random/boot_id" 2>/dev/null)"')
+
+
+def _guard() -> list[dict]:
+    """Two tasks tagged `always`: read the hostname and boot id, fail unless they are the scan's."""
+    seen = "tw_identity.stdout.split(' ')"
+    return [{"name": "tunewatch guard: hostname and boot id of the managed host",
+             "ansible.builtin.shell": {"cmd": Unsafe(IDENTITY_PROBE), "executable": "/bin/bash"},
+             "environment": {"R": "{{ tunewatch_root }}"}, "register": "tw_identity", "changed_when": False,
+             "check_mode": False, "tags": ["always"]},
+            {"name": "tunewatch guard: refuse another host, or the scanned host after a reboot",
+             "ansible.builtin.fail": {"msg": (
+                 "refusing: written for {{ tunewatch_scan_hostname }} at boot {{ tunewatch_scan_boot_id or 'unknown' }}, "
+                 "this is {{ tw_identity.stdout }}: another host, or the host rebooted since the scan (or the scan "
+                 "recorded no boot id); scan it again (-e tunewatch_force=true overrides)")},
+             "when": ["not (tunewatch_force | bool)",
+                      f"{seen}[0] != tunewatch_scan_hostname or tunewatch_scan_boot_id == '' "
+                      f"or ({seen} + [''])[1] != tunewatch_scan_boot_id"],
+             "tags": ["always"]}]
 
 
 class Unsafe(str):
@@ -68,6 +94,9 @@ def _tasks(step) -> list[dict]:
         helpers = "".join(text for name, text in HELPERS.items() if name in probe or name in a.argv)
         script = (helpers + f"now=$({{ {probe}; }} 2>/dev/null || true)\n"
                   f"if [ \"$now\" != {_quote([a.want or ''])} ]; then {_quote(a.argv)}; echo TUNEWATCH_CHANGED; fi\n")
+        return [{"name": name, **_shell(script), "when": LIVE, "tags": [RUNTIME]}]
+    if isinstance(a, PinIrqs):
+        script = (IRQ_PRELUDE + IRQ_FUNCTION + f"tw_irqs {_quote([a.cpus, a.iface, a.control])}\n")
         return [{"name": name, **_shell(script), "when": LIVE, "tags": [RUNTIME]}]
     if isinstance(a, WriteFile):
         return [_directory(a.path), {"name": name, "ansible.builtin.copy": {"dest": f"{ROOT}/{a.path}", "content": Unsafe(a.content + "\n"),
@@ -113,11 +142,21 @@ def render_ansible(plan: Plan) -> str:
             "# It fixes only the checks that failed in that scan. Review it before running it.",
             "# -e tunewatch_root=DIR applies the persistent part to a copy of the host's files under DIR;",
             "# --tags runtime / --tags persistent picks a phase. Every task is idempotent.",
+            f"# It runs on -e tunewatch_hosts=PATTERN (default: {plan.host}) and refuses any host whose hostname or",
+            f"# boot id (/proc/sys/kernel/random/boot_id, under tunewatch_root) is not the scan's "
+            f"({plan.boot_id or 'not recorded'});",
+            "# -e tunewatch_force=true overrides.",
             "#", "# What it changes:", *changes]
     if manual:
         head += ["#", "# Left to you (not automated):", *manual]
     tasks = [t for phase in (RUNTIME, PERSISTENT) for step in plan.phase(phase) for t in _tasks(step)]
-    play = [{"name": f"tunewatch remediation for {plan.host} ({plan.profile})", "hosts": "all", "become": True,
-             "gather_facts": False, "vars": {"tunewatch_root": ""}, "tasks": tasks}]
+    # hosts: a variable defaulting to the scanned host, never `all`: run against an inventory,
+    # the play reaches only the host this plan was written for
+    play = [{"name": f"tunewatch remediation for {plan.host} ({plan.profile})",
+             "hosts": "{{ tunewatch_hosts | default('" + plan.host.replace("'", "") + "') }}", "become": True,
+             "gather_facts": False,
+             "vars": {"tunewatch_root": "", "tunewatch_force": False, "tunewatch_scan_hostname": Unsafe(plan.host),
+                      "tunewatch_scan_boot_id": Unsafe(plan.boot_id or "")},
+             "tasks": _guard() + tasks}]
     body = yaml.dump(play, Dumper=_Dumper, sort_keys=False, width=120, default_flow_style=False)
     return "\n".join(head) + "\n---\n" + body

@@ -1,10 +1,15 @@
 """The plan as a bash script (shellcheck clean, idempotent, root-relative).
 
 Every file path is written as "$R/<path>" where R=${TUNEWATCH_ROOT:-}, so the script can be
-applied to a copy of a snapshot. Runtime steps change the running kernel and services, so
-they run only against the live host: by default both phases run when TUNEWATCH_ROOT is
-empty and only the persistent phase when it is set; TUNEWATCH_APPLY="runtime" (or
-"persistent") picks one.
+applied to a copy of a snapshot. Runtime steps change the running kernel and services: by
+default both phases run when TUNEWATCH_ROOT is empty and only the persistent phase when it
+is set; TUNEWATCH_APPLY="runtime" (or "persistent") picks one. Under TUNEWATCH_ROOT the
+runtime steps that write kernel files (IRQ affinity, read-ahead) write them under the root,
+and commands (ethtool, sysctl, systemctl) are not run: they would act on this machine.
+
+The script first checks that it runs where the scan ran: the hostname and the boot id
+(/proc/sys/kernel/random/boot_id, both read under TUNEWATCH_ROOT) must be the scan's, else
+it exits 3 having changed nothing; TUNEWATCH_FORCE=1 overrides.
 """
 
 from __future__ import annotations
@@ -12,13 +17,31 @@ from __future__ import annotations
 import shlex
 
 from .. import __version__
+from .irqpin import IRQ_FUNCTION
 from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note,
-                    Plan, WriteFile, change_lines)
+                    PinIrqs, Plan, WriteFile, change_lines)
+
+GUARD = r'''
+# The scan saw one host at one boot: runtime values and IRQ numbers belong to that boot, and
+# files to that host. Refuse anything else (read under TUNEWATCH_ROOT when it is set).
+tw_refuse() { printf 'tunewatch: refusing: %s (TUNEWATCH_FORCE=1 overrides)\n' "$*" >&2; exit 3; }
+tw_here_host=$(cat "$R/proc/sys/kernel/hostname" 2>/dev/null || true)
+tw_here_boot=$(cat "$R/proc/sys/kernel/random/boot_id" 2>/dev/null || true)
+if [ "${TUNEWATCH_FORCE:-0}" != 1 ]; then
+    if [ "$tw_here_host" != "$TW_SCAN_HOST" ]; then
+        tw_refuse "written for host $TW_SCAN_HOST, this is ${tw_here_host:-unknown}"
+    fi
+    if [ -z "$TW_SCAN_BOOT" ] || [ "$tw_here_boot" != "$TW_SCAN_BOOT" ]; then
+        tw_refuse "written for boot ${TW_SCAN_BOOT:-unknown} of $TW_SCAN_HOST, this is boot ${tw_here_boot:-unknown}:" \
+            "the host rebooted since the scan (or the scan recorded no boot id); scan it again"
+    fi
+fi
+'''
 
 PRELUDE = r'''set -euo pipefail
 R=${TUNEWATCH_ROOT:-}
 R=${R%/}
-if [ -z "${TUNEWATCH_APPLY:-}" ]; then
+''' + "%(identity)s" + GUARD + r'''if [ -z "${TUNEWATCH_APPLY:-}" ]; then
     if [ -n "$R" ]; then TUNEWATCH_APPLY=persistent; else TUNEWATCH_APPLY="runtime persistent"; fi
 fi
 changed=0
@@ -40,6 +63,10 @@ tw_ethtool_value() {
 tw_run() {
     local probe=$1 want=$2 now
     shift 2
+    if [ -n "$R" ] && [ "$1" != tw_write ]; then  # ethtool, sysctl, systemctl act on this machine, not on $R
+        tw_say "not run under TUNEWATCH_ROOT (it acts on the running host): $*"
+        return 0
+    fi
     now=$(eval "$probe" 2>/dev/null || true)
     if [ "$now" = "$want" ]; then return 0; fi
     "$@"
@@ -47,7 +74,9 @@ tw_run() {
 }
 
 # tw_write FILE VALUE: write VALUE to a kernel file (sysfs, procfs)
-tw_write() { printf '%s\n' "$2" > "$1"; }
+tw_write() { printf '%s\n' "$2" > "$R$1"; }
+
+''' + IRQ_FUNCTION + r'''
 
 # tw_file PATH MODE CONTENT: PATH under the root holds exactly CONTENT (mode MODE, owner root)
 tw_file() {
@@ -156,6 +185,8 @@ def _q(text: str) -> str:
 def _line(action) -> str:
     if isinstance(action, Command):
         return f"tw_run {_q(action.probe or 'false')} {_q(action.want or '')} {' '.join(_q(a) for a in action.argv)}"
+    if isinstance(action, PinIrqs):
+        return f"tw_irqs {_q(action.cpus)} {_q(action.iface)} {_q(action.control)}"
     if isinstance(action, WriteFile):
         return f"tw_file {_q(action.path)} {action.mode} {_q(action.content)}"
     if isinstance(action, EnsureLine):
@@ -182,6 +213,8 @@ def render_bash(plan: Plan) -> str:
            "# It fixes only the checks that failed in that scan. Review it before running it as root.",
            "# TUNEWATCH_ROOT=DIR applies the persistent part to a copy of the host's files under DIR;",
            "# TUNEWATCH_APPLY=runtime|persistent picks a phase (default: both on /, persistent under DIR).",
+           f"# It refuses to run on another host or after a reboot (hostname {plan.host}, boot id "
+           f"{plan.boot_id or 'not recorded'}; read under TUNEWATCH_ROOT); TUNEWATCH_FORCE=1 overrides.",
            "# Running it again changes nothing that is already right.",
            "#", "# What it changes:"]
     out += [f"#   {line}" for line in change_lines(plan)]
@@ -191,7 +224,8 @@ def render_bash(plan: Plan) -> str:
         out += [f"#   {s.check} {s.object}: {_comment(s.action.text)}" for s in manual if isinstance(s.action, Note)]
     if not plan.steps:
         out.append("#   nothing: no check failed")
-    out += [PRELUDE]
+    identity = f"TW_SCAN_HOST={_q(plan.host)}\nTW_SCAN_BOOT={_q(plan.boot_id or '')}\n"
+    out += [PRELUDE.replace("%(identity)s", identity)]
     for phase in (RUNTIME, PERSISTENT):
         steps = plan.phase(phase)
         if not steps:

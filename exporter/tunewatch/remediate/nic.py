@@ -18,9 +18,10 @@ from ..parsers.cpulist import format_cpulist
 from ..parsers.ethtool_args import parse_ethtool_options
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
-from ..kinds.nic_irqs import allowed_cpus, data_irqs
+from ..kinds.nic_irqs import allowed_cpus
 from .context import Context, _failed, _show
-from .steps import MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, IniSet, Note, Step, WriteFile
+from .irqpin import IRQ_SCRIPT_TEXT
+from .steps import MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, IniSet, Note, PinIrqs, Step, WriteFile
 
 ETHTOOL = "/usr/sbin/ethtool"
 SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
@@ -191,20 +192,20 @@ def nic_settings_persistent(ctx: Context, sel, result):
 
 
 def irq_placement(ctx: Context, sel, result):
-    """Pin each data IRQ of a failing NIC to one allowed CPU, round robin (fixes spread too)."""
+    """Pin each data IRQ of a failing NIC to one allowed CPU, round robin (fixes spread too).
+    The step names the NIC, the CPUs and the control-vector patterns, never IRQ numbers: it
+    finds the IRQs where and when it runs."""
     t = ctx.target(sel)
     failing = {o.object.split("/")[0] for o in _failed(result)}
+    control = "|".join(sel.vars.get("control_irq_patterns", [])) or "^$"
     for iface in t.interfaces():
         if iface.name not in failing:
             continue
-        allowed, _node = allowed_cpus(t, iface)
-        cpus = sorted(allowed)
-        live = [irq for irq, _name in data_irqs(t, iface) if ctx.facts.affinity(irq) is not None]
-        for n, irq in enumerate(sorted(live)):
-            cpu = str(cpus[n % len(cpus)])
-            path = f"/proc/irq/{irq}/smp_affinity_list"
-            yield Step(sel.check.id, f"{iface.name}/irq{irq}", RUNTIME, f"IRQ {irq} of {iface.name} on CPU {cpu}",
-                       Command(("tw_write", path, cpu), f"cat {path}", cpu))
+        cpus = format_cpulist(allowed_cpus(t, iface)[0])
+        count = len([o for o in _failed(result) if o.object.split("/")[0] == iface.name])
+        yield Step(sel.check.id, iface.name, RUNTIME,
+                   f"data IRQs of {iface.name} (found when it runs; {count} failed in the scan) on CPUs {cpus}",
+                   PinIrqs(iface.name, cpus, control))
 
 
 def _escape_for_exec(text: str) -> str:
@@ -265,34 +266,3 @@ def irq_affinity_persistent(ctx: Context, sel, result):
         else:
             yield from _irq_unit(sel, iface, cpus, control)
     yield from _irq_udev_rules(sel, vf_groups, control)
-
-
-IRQ_SCRIPT_TEXT = r"""#!/bin/bash
-# written by tunewatch remediate: pin every data IRQ of an interface (and of the VFs under it,
-# lower_* links) to one CPU of CPULIST each, round robin; control vectors (names matching
-# CONTROL, an extended regular expression) are left alone. Run by a unit at boot, or by a
-# udev rule for each Accelerated Networking VF as it appears (IFACE is then the VF).
-# usage: tunewatch_set_irq_affinity_cpulist.sh CPULIST IFACE [CONTROL]
-set -eu
-cpulist=$1 iface=$2 control=${3:-^$}
-cpus=()
-IFS=, read -ra parts <<< "$cpulist"
-for part in "${parts[@]}"; do
-    first=${part%-*} last=${part#*-}
-    for ((cpu = first; cpu <= last; cpu++)); do cpus+=("$cpu"); done
-done
-n=0
-for dev in "/sys/class/net/$iface" "/sys/class/net/$iface"/lower_*; do
-    [ -e "$dev" ] || continue
-    msi="$dev/device/msi_irqs"
-    [ -d "$msi" ] || msi="$dev/device/../msi_irqs"
-    [ -d "$msi" ] || continue
-    for entry in "$msi"/*; do
-        irq=${entry##*/}
-        [ -e "/proc/irq/$irq/smp_affinity_list" ] || continue
-        name=$(awk -v irq="$irq:" '$1 == irq {print $NF}' /proc/interrupts)
-        if [[ $name =~ $control ]]; then continue; fi
-        echo "${cpus[n % ${#cpus[@]}]}" > "/proc/irq/$irq/smp_affinity_list"
-        n=$((n + 1))
-    done
-done"""

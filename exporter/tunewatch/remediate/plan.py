@@ -16,7 +16,7 @@ def _order(step: Step) -> int:
 
 def build_plan(view: HostView) -> Plan:
     r = view.result
-    plan = Plan(r.host.hostname if r.host else "unknown host", r.profile, r.root)
+    plan = Plan(r.host.hostname if r.host else "unknown host", r.profile, r.root, r.host.boot_id if r.host else None)
     ctx = Context(view)
     steps: list[Step] = []
     for result in r.results:

@@ -26,6 +26,18 @@ class Command:
 
 
 @dataclass(frozen=True)
+class PinIrqs:
+    """Pin each data IRQ of `iface` (and of the VFs under it) to one CPU of `cpus`, round
+    robin. The IRQs are found when the step runs, from the NIC's `device/msi_irqs` and the
+    names in /proc/interrupts, skipping names matching `control` (an ERE made of the check's
+    control_irq_patterns): IRQ numbers change with every boot and driver reload, so numbers
+    from the scan would pin whatever IRQs carry them now."""
+    iface: str
+    cpus: str
+    control: str
+
+
+@dataclass(frozen=True)
 class WriteFile:
     """`path` (relative to the root) holds exactly `content`, with `mode`, owned by root."""
     path: str
@@ -79,7 +91,7 @@ class Note:
     text: str
 
 
-Action = Union[Command, WriteFile, EnsureLine, CommentOut, IniSet, MaskUnit, EnableUnit, Note]
+Action = Union[Command, PinIrqs, WriteFile, EnsureLine, CommentOut, IniSet, MaskUnit, EnableUnit, Note]
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,7 @@ class Plan:
     host: str
     profile: str
     root: str
+    boot_id: str | None = None  # of the scan: the script refuses another boot (or host) unless forced
     steps: list[Step] = field(default_factory=list)
 
     def phase(self, phase: str) -> list[Step]:

@@ -129,7 +129,7 @@ def bdi_readahead(ctx: Context, sel, result):
         m = mounts[obj.object]
         path = f"sys/class/bdi/{m.major}:{m.minor}/read_ahead_kb"
         yield Step(sel.check.id, obj.object, RUNTIME, f"read_ahead_kb {sel.vars['read_ahead_kb']} on /{path}",
-                   Command(("tw_write", f"/{path}", str(sel.vars["read_ahead_kb"])), f"cat /{path}",
+                   Command(("tw_write", f"/{path}", str(sel.vars["read_ahead_kb"])), f'cat "$R"/{path}',
                            str(sel.vars["read_ahead_kb"])))
 
 
@@ -167,9 +167,21 @@ def tuned_profile(ctx: Context, sel, result):
                WriteFile("etc/tuned/profile_mode", "manual"))
 
 
+def fix_note(obj) -> str:
+    """What to do, from the object's `fix` (data), never from its message text."""
+    fix = obj.fix
+    if fix is None:
+        return f"wanted {obj.expected}, found {obj.actual}"
+    parts = [f"run {fix.command}" if fix.command else "",
+             f"in {fix.file}: {fix.change}" if fix.file and fix.change else (f"edit {fix.file}" if fix.file else ""),
+             fix.note or ""]
+    return "; ".join(p for p in parts if p)
+
+
 def manual(ctx: Context, sel, result):
     for obj in _failed(result):
-        yield Step(sel.check.id, obj.object, MANUAL, obj.message, Note(obj.message))
+        text = fix_note(obj)
+        yield Step(sel.check.id, obj.object, MANUAL, text, Note(text))
 
 
 TEMPLATES = {

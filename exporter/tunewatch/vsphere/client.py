@@ -24,7 +24,7 @@ from ..errors import FactError
 from .config import VsphereConfig
 
 T = TypeVar("T")
-# Host advanced options read from the OptionManager (SPEC §3 esxi-* checks).
+# Host advanced options read from the OptionManager (the esxi-* checks).
 HOST_OPTIONS = ("Net.NetNetqRxQueueFeatPairEnable",)
 # The VMX `ethernetN` index of a virtual NIC: its unit number on the PCI controller minus 7
 # (govmomi object/virtual_device_list.go, VirtualDeviceList.Name(): "ethernet-%d" of

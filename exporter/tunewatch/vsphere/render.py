@@ -1,4 +1,4 @@
-"""vSphere facts as the files the snapshot readers parse (SPEC §2, hypervisor side).
+"""vSphere facts as the files the snapshot readers parse (docs/snapshot-contract.md, hypervisor side).
 
 A VM becomes `vmware/<name>.vmx`: its extraConfig keys as they are, plus the keys a .vmx
 has for what the API reports as typed configuration: `ethernetN.present`/`virtualDev` per

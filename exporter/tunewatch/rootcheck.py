@@ -1,0 +1,27 @@
+"""`--root` sanity: a directory that looks like no host is refused before a scan."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .errors import ContentError
+
+HOST_MARKERS = ("proc", "sys", "etc/os-release")
+
+
+def check_root(args) -> None:
+    """A --root with none of proc/, sys/ and etc/os-release is no host: every runtime check
+    would be unreadable and "nothing configured" would pass persistent checks. Refuse it
+    (exit 1) unless --allow-partial-root; warn when only some are missing."""
+    if not os.path.isdir(args.root):
+        raise ContentError(args.root, "--root is not a directory")
+    missing = [m for m in HOST_MARKERS if not os.path.exists(os.path.join(args.root, m))]
+    if not missing or getattr(args, "allow_partial_root", False):
+        return
+    if len(missing) == len(HOST_MARKERS):
+        raise ContentError(args.root, "--root looks like no host: it has none of proc/, sys/ and etc/os-release "
+                                      "(a snapshot from `tunewatch collect` has all three); give "
+                                      "--allow-partial-root to scan it anyway")
+    print(f"tunewatch: warning: --root {args.root} has no {' or '.join(missing)}: checks that read them are "
+          "unreadable (error), not passing", file=sys.stderr)

@@ -1,0 +1,112 @@
+"""`--format text` for a terminal: wrapped at the width (COLUMNS) at word boundaries with an
+indent, one fix shown once with the objects it covers, --quiet and --brief, not-applicable
+checks folded, the summary line last; `--root` that looks like no host."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tunewatch import engine
+from tunewatch.content import Content
+from tunewatch.kinds.base import Fix
+from tunewatch.outputs.text import render_text
+
+TESTS = Path(__file__).resolve().parent
+EXAMPLE = str(TESTS / "snapshots" / "examples" / "azure-m-rebooted")
+SAS = str(TESTS / "snapshots" / "examples" / "sas-anf")
+
+
+def tunewatch(*args: str, columns: int = 100, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tunewatch", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": str(columns), **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def result():
+    content = Content()
+    return engine.scan(content, content.resolve("azure-sap-hana"), EXAMPLE)
+
+
+def _words_of(text: str) -> list[str]:
+    return text.split()
+
+
+@pytest.mark.parametrize("columns", [60, 100, 140])
+def test_lines_fit_the_terminal_and_words_stay_whole(columns):
+    run = tunewatch("scan", "--root", EXAMPLE, "--profile", "azure-sap-hana", columns=columns)
+    assert run.returncode == 2, run.stderr
+    lines = run.stdout.splitlines()
+    too_long = [line for line in lines[:-1] if len(line) > columns and " " in line.strip()]
+    assert not too_long, too_long  # only a single unbreakable word may overflow; the summary stays one line
+    wide = tunewatch("scan", "--root", EXAMPLE, "--profile", "azure-sap-hana", columns=10000).stdout
+    # the same words in the same order: wrapping split no word (the header's root path aside)
+    assert _words_of(run.stdout)[:-2] == _words_of(wide)[:-2]  # the summary's duration differs
+    for line in lines:  # continuation lines are indented under their text
+        if line and not line.startswith(("FAIL", "PASS", "ERROR", "WAIVED", "NOTAPPLICABLE", "tunewatch", "host",
+                                         "summary")):
+            assert line.startswith("    "), line
+    assert lines[-1].startswith("summary: ")
+
+
+def test_one_fix_is_shown_once_with_its_objects(result):
+    fixed = copy.deepcopy(result)
+    affinity = next(r for r in fixed.results if r.check == "nic-irq-affinity")
+    for o in affinity.objects:
+        if o.status == "fail":
+            o.fix = Fix(command=f"tunewatch_set_irq_affinity_cpulist.sh 2-31 {o.object.split('/')[0]}")
+    text = render_text(fixed, width=100)
+    for nic in ("enP30832s1", "enP30833s2"):
+        count = sum(o.status == "fail" and o.object.startswith(nic + "/") for o in affinity.objects)
+        command = f"tunewatch_set_irq_affinity_cpulist.sh 2-31 {nic}"
+        assert text.count(command) == 1, text
+        assert f"{count} objects ({nic}: irq" in " ".join(text.split())
+    assert "... and" not in text.split("nic-irq-affinity")[1].split("\nFAIL")[0]  # two groups, nothing hidden
+
+
+def test_quiet_shows_only_fail_and_error_and_brief_one_line_per_check():
+    full = tunewatch("scan", "--root", EXAMPLE, "--profile", "azure-sap-hana").stdout
+    quiet = tunewatch("scan", "--root", EXAMPLE, "--profile", "azure-sap-hana", "--quiet").stdout
+    assert "PASS" in full and "PASS" not in quiet and "FAIL" in quiet
+    assert quiet.splitlines()[-1] == full.splitlines()[-1].rsplit(",", 1)[0] + "," + \
+        quiet.splitlines()[-1].rsplit(",", 1)[1]  # same counts (the duration may differ)
+    brief = tunewatch("scan", "--root", EXAMPLE, "--profile", "azure-sap-hana", "--brief", columns=300).stdout
+    checks = [line for line in brief.splitlines() if re.match(r"^(FAIL|PASS|ERROR|WAIVED|NOTAPPLICABLE) ", line)]
+    body = [line for line in brief.splitlines()[3:-2] if line]
+    assert body == checks and len(checks) == 8  # one line per check, nothing else
+    assert "nic-irq-affinity [high]" in brief and "of 64 objects)" in brief
+
+
+def test_not_applicable_checks_fold_into_one_line():
+    run = tunewatch("scan", "--root", SAS, columns=100)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    starts = [line for line in lines if line.startswith("NOTAPPLICABLE")]
+    assert len(starts) == 1 and "8 checks do not apply" in starts[0]
+    verbose = tunewatch("scan", "--root", SAS, "--verbose", columns=100).stdout
+    assert sum(line.startswith("NOTAPPLICABLE") for line in verbose.splitlines()) == 8
+    quiet = tunewatch("scan", "--root", SAS, "--quiet").stdout
+    assert "NOTAPPLICABLE" not in quiet and quiet.splitlines()[-1].startswith("summary: 0 fail")
+
+
+def test_a_root_that_looks_like_no_host_is_refused(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    run = tunewatch("scan", "--root", str(empty))
+    assert run.returncode == 1 and "looks like no host" in run.stderr and "--allow-partial-root" in run.stderr
+    assert run.stdout == ""
+    allowed = tunewatch("scan", "--root", str(empty), "--allow-partial-root")
+    assert allowed.returncode in (0, 2) and allowed.stdout.splitlines()[-1].startswith("summary: ")
+    remediate = tunewatch("remediate", "--root", str(empty))
+    assert remediate.returncode == 1 and "looks like no host" in remediate.stderr
+    partial = tmp_path / "partial"
+    (partial / "etc").mkdir(parents=True)
+    (partial / "etc/os-release").write_text('NAME="SLES"\n')
+    warned = tunewatch("scan", "--root", str(partial))
+    assert warned.returncode in (0, 2) and "warning: --root" in warned.stderr and "proc or sys" in warned.stderr
