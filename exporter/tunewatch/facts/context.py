@@ -8,12 +8,18 @@ checks that depend on it and costs nothing for the others.
 from __future__ import annotations
 
 import functools
+import importlib
 import time
 from typing import Callable
 
 from ..errors import FactError, ParseError
 from ..fs import FS, is_network_fstype
-from . import boot, cpus, ethtool, host, interfaces, irqs, mounts, processes, services, sysctl, tuned, vmware
+
+
+def _reader(name: str):
+    """The fact module `name`, imported when a check first asks for its fact: a scan
+    loads the readers (and parsers) its checks need, not all of them (issue 22)."""
+    return importlib.import_module(f"{__package__}.{name}")
 
 
 class ScanTimeout(FactError):
@@ -56,39 +62,39 @@ class Facts:
 
     @fact
     def host(self):
-        return host.read_host(self.fs)
+        return _reader("host").read_host(self.fs)
 
     @fact
     def topology(self):
-        return cpus.read_topology(self.fs)
+        return _reader("cpus").read_topology(self.fs)
 
     @fact
     def interfaces(self):
-        return interfaces.read_interfaces(self.fs)
+        return _reader("interfaces").read_interfaces(self.fs)
 
     @fact
     def interrupts(self):
-        return irqs.read_interrupts(self.fs)
+        return _reader("irqs").read_interrupts(self.fs)
 
     @fact
     def processes(self):
-        return processes.read_process_names(self.fs)
+        return _reader("processes").read_process_names(self.fs)
 
     @fact
     def mountinfo(self):
-        return mounts.read_mountinfo(self.fs)
+        return _reader("mounts").read_mountinfo(self.fs)
 
     @fact
     def fstab(self):
-        return mounts.read_fstab(self.fs)
+        return _reader("mounts").read_fstab(self.fs)
 
     @fact
     def tuned(self):
-        return tuned.read_active_tuned(self.fs)
+        return _reader("tuned").read_active_tuned(self.fs)
 
     @fact
     def sysctl_configured(self):
-        return sysctl.safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params)
+        return _reader("sysctl").safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params)
 
     @fact
     def boot_scripts(self):
@@ -96,19 +102,19 @@ class Facts:
             remote = tuple(m.mount_point for m in self.mountinfo if is_network_fstype(m.fstype))
         except (FactError, ParseError):
             remote = ("/",)  # mounts unknown: read no script a unit runs, only the unit files
-        return boot.boot_scripts(self.fs, remote)
+        return _reader("boot").boot_scripts(self.fs, remote)
 
     @fact
     def persisted_ethtool(self):
-        return boot.persisted_ethtool(self.fs, self.boot_scripts)
+        return _reader("boot").persisted_ethtool(self.fs, self.boot_scripts)
 
     @fact
     def vmx_files(self):
-        return vmware.read_vmx_files(self.fs)
+        return _reader("vmware").read_vmx_files(self.fs)
 
     @fact
     def esxcli(self):
-        return vmware.read_esxcli(self.fs)
+        return _reader("vmware").read_esxcli(self.fs)
 
     def _in_time(self, what) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -116,18 +122,18 @@ class Facts:
 
     def sysctl_runtime(self, key: str) -> str | None:
         self._in_time(key)
-        return sysctl.read_runtime(self.fs, key)
+        return _reader("sysctl").read_runtime(self.fs, key)
 
     def unit_state(self, unit: str):
         self._in_time(unit)
-        return services.read_unit_state(self.fs, unit)
+        return _reader("services").read_unit_state(self.fs, unit)
 
     def ethtool(self, ifname: str) -> dict:
-        return _remember(self._ethtool, ifname, lambda: ethtool.read_ethtool(self.fs, ifname), self.deadline)
+        return _remember(self._ethtool, ifname, lambda: _reader("ethtool").read_ethtool(self.fs, ifname), self.deadline)
 
     def affinity(self, irq: int):
-        return _remember(self._affinity, irq, lambda: irqs.read_affinity(self.fs, irq), self.deadline)
+        return _remember(self._affinity, irq, lambda: _reader("irqs").read_affinity(self.fs, irq), self.deadline)
 
     def read_ahead_kb(self, mount) -> int | None:
         self._in_time(f"read_ahead_kb of {mount.mount_point}")
-        return mounts.read_ahead_kb(self.fs, mount)
+        return _reader("mounts").read_ahead_kb(self.fs, mount)

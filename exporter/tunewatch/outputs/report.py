@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 
 from ..engine import ScanResult
 
@@ -68,6 +67,8 @@ def render_text(result: ScanResult, colour: bool = False, verbose: bool = False)
 
 def render_junit(result: ScanResult) -> str:
     """One testsuite per scan, one testcase per check object (CI dashboards count objects)."""
+    import xml.etree.ElementTree as ET  # here: the JSON and text reports do not need it
+
     cases = [(r, o) for r in result.results for o in r.objects]
     suite = ET.Element("testsuite", name=f"tunewatch.{result.profile}", tests=str(len(cases)),
                        failures=str(sum(o.status == "fail" for _, o in cases)),
