@@ -63,6 +63,8 @@ def _script_entries(t: Target, iface) -> list[tuple[str, dict]]:
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
+    if not t.interfaces():  # nothing in scope: parse no boot configuration (issue 22)
+        return []
     persisted = t.facts.persisted_ethtool
 
     def one(iface):
