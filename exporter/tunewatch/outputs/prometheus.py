@@ -15,8 +15,11 @@ IRQs, mounts or CPUs. `detail=True` adds one series per object, per data IRQ and
 numeric setting (docs/metrics.md, "Detail"). No label ever carries a value that changes
 from scan to scan (expected/actual text, pids, file:line): those are in the JSON report.
 
-Everything goes through prometheus_client (custom collectors on private registries and
-`generate_latest`), so escaping and the 0.0.4 text format are the library's.
+The families are built as light `Family` objects; serve hands them to prometheus_client
+(`scan_families`/`serve_families` return the library's metric objects, for its text and
+OpenMetrics writers), while `render` writes the 0.0.4 text itself, byte for byte what
+`generate_latest` writes (tests/exporter/test_text_writer.py compares them): importing
+prometheus_client only to write a textfile cost ~50 ms per `scan --format prometheus`.
 """
 
 from __future__ import annotations
@@ -25,10 +28,7 @@ import os
 import platform
 import tempfile
 import threading
-from typing import Any, Callable, Iterable, Iterator
-
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from .. import __version__
 
@@ -68,8 +68,84 @@ def _number(value: Any) -> float | None:
     return number if number == number and number not in (float("inf"), float("-inf")) else None
 
 
-def _gauge(name: str, documentation: str, labels: Iterable[str] = ()) -> GaugeMetricFamily:
-    return GaugeMetricFamily(name, documentation, labels=list(labels))
+class Sample(NamedTuple):
+    name: str
+    labels: dict
+    value: float
+
+
+class Family:
+    """One metric family: what GaugeMetricFamily/CounterMetricFamily hold, without the library."""
+
+    def __init__(self, name: str, documentation: str, typ: str, labels: Iterable[str] = ()):
+        self.name, self.documentation, self.type = name, documentation, typ
+        self._labelnames = tuple(labels)
+        self.samples: list[Sample] = []
+
+    def add_metric(self, labels: Iterable[str], value: float) -> None:
+        self.samples.append(Sample(self.name + "_total" if self.type == "counter" else self.name,
+                                   dict(zip(self._labelnames, labels)), value))
+
+
+Metric = Family  # the type the builders below return
+
+
+def _gauge(name: str, documentation: str, labels: Iterable[str] = ()) -> Family:
+    return Family(name, documentation, "gauge", labels)
+
+
+def _counter(name: str, documentation: str, labels: Iterable[str] = ()) -> Family:
+    """As CounterMetricFamily: the family is named without `_total`, its sample with it."""
+    return Family(name[:-6] if name.endswith("_total") else name, documentation, "counter", labels)
+
+
+def client_families(families: list[Family]) -> list:
+    """The same families as prometheus_client metric objects (for its writers)."""
+    from prometheus_client.core import Metric as ClientMetric
+
+    out = []
+    for family in families:
+        metric = ClientMetric(family.name, family.documentation, family.type)
+        for sample in family.samples:
+            metric.add_sample(sample.name, sample.labels, sample.value)
+        out.append(metric)
+    return out
+
+
+def _go_float(value: float) -> str:
+    """prometheus_client.utils.floatToGoString."""
+    d = float(value)
+    if d == float("inf"):
+        return "+Inf"
+    if d == float("-inf"):
+        return "-Inf"
+    if d != d:
+        return "NaN"
+    text = repr(d)
+    dot = text.find(".")
+    if d > 0 and dot > 6:  # Go switches to exponents sooner than Python
+        mantissa = f"{text[0]}.{text[1:dot]}{text[dot + 1:]}".rstrip("0.")
+        return f"{mantissa}e+{dot - 1:02d}"
+    return text
+
+
+def _label_value(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def text_exposition(families: list[Family]) -> str:
+    """Text format 0.0.4 as prometheus_client's generate_latest writes it (gauges and
+    counters without timestamps or _created samples: all tunewatch exports)."""
+    out = []
+    for family in families:
+        name = family.name + "_total" if family.type == "counter" else family.name
+        doc = family.documentation.replace("\\", "\\\\").replace("\n", "\\n")
+        out.append(f"# HELP {name} {doc}\n# TYPE {name} {family.type}\n")
+        for sample in family.samples:
+            labels = ",".join(f'{k}="{_label_value(v)}"' for k, v in sorted(sample.labels.items()))
+            out.append(f"{sample.name}{{{labels}}} {_go_float(sample.value)}\n" if labels
+                       else f"{sample.name} {_go_float(sample.value)}\n")
+    return "".join(out)
 
 
 def _irq_of(object_name: str) -> tuple[str, str] | None:
@@ -81,8 +157,13 @@ def _irq_of(object_name: str) -> tuple[str, str] | None:
 # --- per-scan metrics ------------------------------------------------------------------
 
 
-def scan_families(result: Any, detail: bool = False) -> list[Metric]:
-    """Every per-scan metric of docs/metrics.md except scan health and build info."""
+def scan_families(result: Any, detail: bool = False) -> list:
+    """Every per-scan metric of docs/metrics.md except scan health and build info, as
+    prometheus_client metric objects."""
+    return client_families(_scan_families(result, detail))
+
+
+def _scan_families(result: Any, detail: bool = False) -> list[Metric]:
     profile = result.profile
     check_status = _gauge("tunewatch_check_status",
                           "State set of each selected check: 1 for its current status, 0 for the others "
@@ -248,8 +329,12 @@ def result_health_families(result: Any) -> list[Metric]:
     return [success, duration, last]
 
 
-def serve_families(state: Any) -> list[Metric]:
-    """Scan health of the serve loop, from a ScanState snapshot."""
+def serve_families(state: Any) -> list:
+    """Scan health of the serve loop, from a ScanState snapshot (prometheus_client objects)."""
+    return client_families(_serve_families(state))
+
+
+def _serve_families(state: Any) -> list[Metric]:
     families: list[Metric] = []
     if state.first_scan_done:
         success = _gauge("tunewatch_scan_success",
@@ -266,12 +351,12 @@ def serve_families(state: Any) -> list[Metric]:
         families.append(last)
     running = _gauge("tunewatch_scan_in_progress", "1 while a scan runs.")
     running.add_metric([], 1.0 if state.scan_in_progress else 0.0)
-    scans = CounterMetricFamily("tunewatch_scans_total", "Scans started.")
+    scans = _counter("tunewatch_scans_total", "Scans started.")
     scans.add_metric([], float(state.scans_total))
-    errors = CounterMetricFamily("tunewatch_scan_errors_total", "Failed scans, by reason.", labels=["reason"])
+    errors = _counter("tunewatch_scan_errors_total", "Failed scans, by reason.", labels=["reason"])
     for reason in ERROR_REASONS:
         errors.add_metric([reason], float(state.scan_errors_total.get(reason, 0)))
-    skipped = CounterMetricFamily("tunewatch_scans_skipped_total",
+    skipped = _counter("tunewatch_scans_skipped_total",
                                   "Due or requested scans not started because a timed-out scan still runs.")
     skipped.add_metric([], float(state.scans_skipped_total))
     return families + [running, scans, errors, skipped, build_info()]
@@ -290,7 +375,10 @@ class _Families:
         return iter(self._families)
 
 
-def expose(families: list[Metric]) -> bytes:
+def expose(families: list) -> bytes:
+    """prometheus_client metric objects in the text format, by the library."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Families(families))
     return generate_latest(registry)
@@ -298,7 +386,7 @@ def expose(families: list[Metric]) -> bytes:
 
 def render(result: Any, detail: bool = False) -> str:
     """Text exposition (format 0.0.4) of one scan, for the textfile collector."""
-    return expose(scan_families(result, detail) + result_health_families(result) + [build_info()]).decode("utf-8")
+    return text_exposition(_scan_families(result, detail) + result_health_families(result) + [build_info()])
 
 
 def make_renderer(detail: bool = False) -> Callable[[Any], bytes]:
