@@ -289,26 +289,29 @@ class FS:
     def _open_sized(self, rel: str) -> tuple[int, int] | None:
         rel = rel.strip("/")
         parent, _, name = rel.rpartition("/")
-        parts = self._components(parent) if parent and name not in ("", ".", "..") else None
-        listing = self._listings.get(parts) if parts is not None else None
-        if listing is not None and not isinstance(listing, OSError) and listing.get(name) == REGULAR:
-            # The listing saw a regular file (d_type): no lstat; the fstat after the open
-            # catches a swap since then, and O_NONBLOCK keeps a FIFO put there from blocking.
+        if name in ("", ".", ".."):
+            path = self.path(rel)
+        else:  # _leaf, inline: this runs once per file read (3,600 times a scan on a big host)
+            parts = self._components(parent) if parent else ()
             names = self._network_names
             if names is None or name in names:
                 self._refuse_network((*parts, name), rel)
-            try:
-                fd = os.open(self._prefix + "/".join(parts) + "/" + name, _OPEN_FLAGS | os.O_NOFOLLOW)
-                st = os.fstat(fd)
-            except (FileNotFoundError, NotADirectoryError):
-                return None
-            except OSError as e:
-                raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
-            if not stat.S_ISREG(st.st_mode):
-                os.close(fd)
-                raise FactError(f"cannot read {rel}: {_file_kind(st.st_mode)}, not a regular file")
-            return fd, st.st_size
-        path = self._leaf(rel)
+            path = self._prefix + "/".join(parts) + "/" + name if parts else self._prefix + name
+            listing = self._listings.get(parts)
+            if listing.__class__ is dict and listing.get(name) == REGULAR:
+                # The listing saw a regular file (d_type): no lstat; the fstat after the
+                # open catches a swap since, and O_NONBLOCK keeps a FIFO from blocking.
+                try:
+                    fd = os.open(path, _OPEN_FLAGS | os.O_NOFOLLOW)
+                    st = os.fstat(fd)
+                except (FileNotFoundError, NotADirectoryError):
+                    return None
+                except OSError as e:
+                    raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
+                if not stat.S_ISREG(st.st_mode):
+                    os.close(fd)
+                    raise FactError(f"cannot read {rel}: {_file_kind(st.st_mode)}, not a regular file")
+                return fd, st.st_size
         try:
             st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):  # follow it here, inside the root and checked
