@@ -65,3 +65,25 @@ def test_format_prometheus_does_not_import_prometheus_client():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "tunewatch_check_status" in run.stdout
     assert run.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_serve_live_series_fast_path_is_the_library_text():
+    """exposition.Exposition writes the per-scrape scan-health series with the same writer:
+    byte for byte what prometheus_client writes for them."""
+    import types
+
+    from tunewatch.exposition import Exposition, expose, extra_families
+
+    state = types.SimpleNamespace(first_scan_done=True, last_success=False, result=None, result_duration_seconds=1.5,
+                                  result_completed_at=1.7e9, scan_in_progress=True, scans_total=7,
+                                  scan_errors_total={"timeout": 2}, scans_skipped_total=1,
+                                  running_seconds=lambda: 12.25)
+
+    def live(s):
+        return prom.serve_families(s) + extra_families(s, {"accepted": 3})
+
+    exposition = Exposition(live)
+    body, content_type, gzipped = exposition.metrics(state, None, None)
+    library = expose(live(state), False)
+    assert body.startswith(library) and not gzipped and content_type.startswith("text/plain")
+    assert b"process_" in body[len(library):] or b"python_info" in body[len(library):]
