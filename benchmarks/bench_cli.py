@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -57,10 +58,19 @@ def env_for(checkout: str) -> dict:
     return env
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+CPU: dict[tuple, list[float]] = {}  # the same runs' CPU (user+system, waited-for children included)
+
+
 def timed(argv: list[str], env: dict | None = None) -> float:
-    t = time.perf_counter()
+    cpu, t = _children_cpu(), time.perf_counter()
     run = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     elapsed = time.perf_counter() - t
+    CPU.setdefault(tuple(argv) + tuple(sorted((env or {}).items())), []).append(_children_cpu() - cpu)
     if run.returncode not in (0, 1, 2) or (run.returncode == 1 and b"error" in run.stderr):
         raise SystemExit(f"{' '.join(argv[:6])} failed ({run.returncode}): {run.stderr.decode()[-400:]}")
     return elapsed
@@ -116,17 +126,19 @@ def run(args, work: str) -> int:
         for key, (argv_, env) in commands.items():
             samples[key].append(timed(argv_, env))
     ms = {k: statistics.median(v) * 1e3 for k, v in samples.items()}
+    cpu_ms = {k: statistics.median(CPU[tuple(a) + tuple(sorted((e or {}).items()))][1:]) * 1e3
+              for k, (a, e) in commands.items()}
 
     print(f"{PYTHON} (Python {sys.version.split()[0]}{'' if args.system else ', bare venv'}), {os.cpu_count()} CPUs, load "
           f"{os.getloadavg()[0]:.2f}; median of {args.runs} interleaved runs, ms")
     names = list(trees)
-    print(f"{'case':<12}" + "".join(f"{n + ' ms':>12}" for n in names) + (f"{'after/before':>14}" if args.base else ""))
+    print(f"{'case':<12}" + "".join(f"{n + ' ms':>12}" for n in names) + (f"{'after/before':>14}" if args.base else "")
+          + "".join(f"{n + ' CPU ms':>14}" for n in names))
     for case in ["pass", *cases, *(["goss"] if goss else [])]:
-        if (case, "-") in ms:
-            print(f"{case:<12}" + f"{ms[(case, '-')]:12.1f}" * len(names))
-            continue
-        row = [ms[(case, n)] for n in names]
-        print(f"{case:<12}" + "".join(f"{v:12.1f}" for v in row) + (f"{row[1] / row[0]:14.2f}" if args.base else ""))
+        keys = [(case, "-")] * len(names) if (case, "-") in ms else [(case, n) for n in names]
+        row, cpu = [ms[k] for k in keys], [cpu_ms[k] for k in keys]
+        ratio = f"{row[1] / row[0]:14.2f}" if args.base and keys[0] != keys[1] else " " * 14 if args.base else ""
+        print(f"{case:<12}" + "".join(f"{v:12.1f}" for v in row) + ratio + "".join(f"{v:14.1f}" for v in cpu))
 
     ok = True
     print("\ntargets (this checkout" + (", before in brackets)" if args.base else ")"))
@@ -138,8 +150,8 @@ def run(args, work: str) -> int:
         was = f" [{before:.2f}{unit}]" if before is not None else ""
         print(f"  {label:<44} {value:6.2f}{unit}{was}  target <= {limit:g}{unit}  {'OK' if met else 'MISSED'}")
 
-    def of(case: str, name: str = "after") -> float:
-        return ms[(case, name)]
+    def of(case: str, name: str = "after", table: dict = ms) -> float:
+        return table[(case, name)]
 
     before = "before" if args.base else None
     target("scan --format json (example) / python -c pass", of("json") / of("pass", "-"), PASS_TARGET, "x",
@@ -151,6 +163,13 @@ def run(args, work: str) -> int:
                before and of("live", before) / of("goss", "-"))
     elif not args.no_live:
         print("  live / goss: no goss binary on PATH or in ../shared/tools (not measured)")
+    # CPU time does not grow with other jobs' load the way wall time does: the same ratios on
+    # CPU say what the targets would read on a quiet machine (not judged).
+    cpu = [f"json/pass {of('json', table=cpu_ms) / of('pass', '-', cpu_ms):.2f}x",
+           f"prometheus-json {of('prometheus', table=cpu_ms) - of('json', table=cpu_ms):.1f} ms"]
+    if goss:
+        cpu.append(f"live/goss {of('live', table=cpu_ms) / of('goss', '-', cpu_ms):.2f}x")
+    print("  same ratios on CPU time (user+system, not judged): " + ", ".join(cpu))
     return 0 if ok else 1
 
 
