@@ -67,3 +67,26 @@ def test_big_host_lists_and_opens_once(monkeypatch, content, tmp_path):
     assert sum(opens.values()) > 3000  # every proc/<pid>/comm, smp_affinity_list, ...
     assert {p: n for p, n in opens.items() if n > 1} == {}
     assert {p: n for p, n in listings.items() if n > 1} == {}
+
+
+def test_small_file_kept_per_fs_and_caps_still_hold(monkeypatch, tmp_path):
+    (tmp_path / "value").write_text("1500\n")
+    (tmp_path / "big").write_bytes(b"x" * (fs.SMALL_FILE_BYTES + 1))
+    opened = collections.Counter()
+    real_open = os.open
+
+    def counted_open(path, *args, **kwargs):
+        opened[os.path.basename(path)] += 1
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(fs.os, "open", counted_open)
+    tree = fs.FS(str(tmp_path))
+    assert tree.read_value("value") == "1500" and tree.read_text("value") == "1500\n"
+    assert tree.read_text("missing") is None and tree.read_text("missing") is None
+    assert len(tree.read_bytes("big")) == len(tree.read_bytes("big")) == fs.SMALL_FILE_BYTES + 1
+    with pytest.raises(fs.FactError, match="larger than 3 bytes"):
+        tree.read_bytes("value", 3)
+    monkeypatch.undo()
+    assert opened["value"] == 1
+    assert opened["big"] == 2  # larger files are not kept: memory stays bounded
+    assert fs.FS(str(tmp_path)).read_value("value") == "1500"  # a new scan reads afresh

@@ -136,7 +136,7 @@ class FS:
         self._listings: dict[tuple[str, ...], dict[str, int] | OSError] = {}
         # small files read once per scan (rel -> bytes, None when missing): a value that two
         # facts need (numa_node, operstate, mountinfo) is opened once
-        self._small: dict[tuple[str, int], bytes | None] = {}
+        self._small: dict[str, bytes | None] = {}
         self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
         self._network_names: frozenset[str] | None = None  # last components of those mount points
 
@@ -324,14 +324,15 @@ class FS:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
     def read_bytes(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> bytes | None:
-        key = (rel, max_bytes)
         try:
-            return self._small[key]
+            data = self._small[rel]
         except KeyError:
-            pass
-        data = self._read_bytes(rel, max_bytes)
-        if data is None or len(data) <= SMALL_FILE_BYTES:  # what is kept stays small
-            self._small[key] = data
+            data = self._read_bytes(rel, max_bytes)
+            if data is None or len(data) <= SMALL_FILE_BYTES:  # what is kept stays small
+                self._small[rel] = data
+            return data
+        if data is not None and len(data) > max_bytes:  # kept under a larger cap: as a read would say
+            raise FactError(f"cannot read {rel}: larger than {max_bytes} bytes")
         return data
 
     def _read_bytes(self, rel: str, max_bytes: int) -> bytes | None:
