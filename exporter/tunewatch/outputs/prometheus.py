@@ -25,10 +25,8 @@ prometheus_client only to write a textfile cost ~50 ms per `scan --format promet
 from __future__ import annotations
 
 import os
-import platform
-import tempfile
 import threading
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator
 
 from .. import __version__
 
@@ -68,10 +66,12 @@ def _number(value: Any) -> float | None:
     return number if number == number and number not in (float("inf"), float("-inf")) else None
 
 
-class Sample(NamedTuple):
-    name: str
-    labels: dict
-    value: float
+class Sample:
+    """One sample (a plain class: a NamedTuple costs a namedtuple build at import)."""
+    __slots__ = ("name", "labels", "value")
+
+    def __init__(self, name: str, labels: dict, value: float):
+        self.name, self.labels, self.value = name, labels, value
 
 
 class Family:
@@ -313,6 +313,7 @@ def _irq_placement(result: Any, dense: bool) -> Metric:
 
 
 def build_info() -> Metric:
+    import platform  # here, as tempfile below: imports only the output written needs
     info = _gauge("tunewatch_build_info", "tunewatch build.", ("version", "python_version"))
     info.add_metric([__version__, platform.python_version()], 1.0)
     return info
@@ -418,6 +419,8 @@ def write_textfile(path: str, text: str) -> None:
 
     The temp name does not end in .prom, so the textfile collector never reads a partial file.
     """
+    import tempfile
+
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
