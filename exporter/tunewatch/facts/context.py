@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
 import time
 from typing import Callable
 
@@ -53,7 +54,10 @@ def fact(method: Callable) -> property:
 
 class Facts:
     def __init__(self, fs: FS, module_params: dict[str, str] | None = None, deadline: float | None = None):
-        self.fs = vmware.source_fs(fs)  # vmware/ from vSphere with --vsphere.config
+        # vmware/ from vSphere with --vsphere.config; only whoever imported facts.vmware can
+        # have configured that source, so a scan without it does not import it for nothing
+        vmware = sys.modules.get(f"{__package__}.vmware")
+        self.fs = fs if vmware is None else vmware.source_fs(fs)
         self.deadline = deadline  # time.monotonic() after which no fact is read
         self.module_params = module_params or {}
         self._facts: dict[str, tuple[bool, object]] = {}
