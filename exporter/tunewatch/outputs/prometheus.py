@@ -15,11 +15,10 @@ IRQs, mounts or CPUs. `detail=True` adds one series per object, per data IRQ and
 numeric setting (docs/metrics.md, "Detail"). No label ever carries a value that changes
 from scan to scan (expected/actual text, pids, file:line): those are in the JSON report.
 
-The families are built as light `Family` objects; serve hands them to prometheus_client
-(`scan_families`/`serve_families` return the library's metric objects, for its text and
-OpenMetrics writers), while `render` writes the 0.0.4 text itself, byte for byte what
-`generate_latest` writes (tests/exporter/test_text_writer.py compares them): importing
-prometheus_client only to write a textfile cost ~50 ms per `scan --format prometheus`.
+The families are built as light `Family` objects (outputs/textformat.py); serve hands
+them to prometheus_client (`scan_families`/`serve_families` return the library's metric
+objects, for its text and OpenMetrics writers), while `render` writes the 0.0.4 text with
+textformat, byte for byte what `generate_latest` writes, without importing the library.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ import threading
 from typing import Any, Callable, Iterable, Iterator
 
 from .. import __version__
+from .textformat import Family, client_families, text_exposition
 
 # Same values and order as kinds.base.STATUSES (not imported: keep this module light).
 STATUSES = ("pass", "fail", "error", "notapplicable", "waived")
@@ -62,27 +62,6 @@ def _number(value: Any) -> float | None:
     return number if number == number and number not in (float("inf"), float("-inf")) else None
 
 
-class Sample:
-    """One sample (a plain class: a NamedTuple costs a namedtuple build at import)."""
-    __slots__ = ("name", "labels", "value")
-
-    def __init__(self, name: str, labels: dict, value: float):
-        self.name, self.labels, self.value = name, labels, value
-
-
-class Family:
-    """One metric family: what GaugeMetricFamily/CounterMetricFamily hold, without the library."""
-
-    def __init__(self, name: str, documentation: str, typ: str, labels: Iterable[str] = ()):
-        self.name, self.documentation, self.type = name, documentation, typ
-        self._labelnames = tuple(labels)
-        self.samples: list[Sample] = []
-
-    def add_metric(self, labels: Iterable[str], value: float) -> None:
-        self.samples.append(Sample(self.name + "_total" if self.type == "counter" else self.name,
-                                   dict(zip(self._labelnames, labels)), value))
-
-
 Metric = Family  # the type the builders below return
 
 
@@ -93,58 +72,6 @@ def _gauge(name: str, documentation: str, labels: Iterable[str] = ()) -> Family:
 def _counter(name: str, documentation: str, labels: Iterable[str] = ()) -> Family:
     """As CounterMetricFamily: the family is named without `_total`, its sample with it."""
     return Family(name[:-6] if name.endswith("_total") else name, documentation, "counter", labels)
-
-
-def client_families(families: list[Family]) -> list:
-    """The same families as prometheus_client metric objects (for its writers)."""
-    from prometheus_client.core import Metric as ClientMetric
-
-    out = []
-    for family in families:
-        metric = ClientMetric(family.name, family.documentation, family.type)
-        for sample in family.samples:
-            metric.add_sample(sample.name, sample.labels, sample.value)
-        out.append(metric)
-    return out
-
-
-def _go_float(value: float) -> str:
-    """prometheus_client.utils.floatToGoString."""
-    d = float(value)
-    if d == float("inf"):
-        return "+Inf"
-    if d == float("-inf"):
-        return "-Inf"
-    if d != d:
-        return "NaN"
-    text = repr(d)
-    dot = text.find(".")
-    if d > 0 and dot > 6:  # Go switches to exponents sooner than Python
-        mantissa = f"{text[0]}.{text[1:dot]}{text[dot + 1:]}".rstrip("0.")
-        return f"{mantissa}e+{dot - 1:02d}"
-    return text
-
-
-def _label_value(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def text_exposition(families: list[Family]) -> str:
-    """Text format 0.0.4 as prometheus_client's generate_latest writes it (gauges and
-    counters without timestamps or _created samples: all tunewatch exports)."""
-    out = []
-    for family in families:
-        name = family.name + "_total" if family.type == "counter" else family.name
-        doc = family.documentation.replace("\\", "\\\\").replace("\n", "\\n")
-        out.append(f"# HELP {name} {doc}\n# TYPE {name} {family.type}\n")
-        for sample in family.samples:
-            labels = ",".join(f'{k}="{_label_value(v)}"' for k, v in sorted(sample.labels.items()))
-            out.append(f"{sample.name}{{{labels}}} {_go_float(sample.value)}\n" if labels
-                       else f"{sample.name} {_go_float(sample.value)}\n")
-    return "".join(out)
-
-
-# --- per-scan metrics ------------------------------------------------------------------
 
 
 def scan_families(result: Any, detail: bool = False) -> list:
