@@ -60,12 +60,12 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPRO
           ("etc/sysconfig/network", "ifcfg-*"), ("etc/sysconfig/network-scripts", "ifcfg-*"),
           ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
-          *((d, "*.rules") for d in RULES_DIRS), ("etc/cron.d", "*"),
+          *((d, "*.rules") for d in RULES_DIRS), ("etc", "nfs.conf"), ("etc/nfs.conf.d", "*.conf"), ("etc/cron.d", "*"),
           ("vmware", "*.vmx"), ("vmware/esxcli", "*.txt")]
 # filestat.json records owner and mode of the configuration copied from these trees
 STAT_TREES = ("etc/", "usr/lib/", "lib/", "run/", "var/spool/")
 # sysfs attributes of an interface that its facts read (netdevice: MAC, its origin, ARPHRD type)
-NET_ATTRS = ("address", "addr_assign_type", "type")
+NET_ATTRS = ("address", "addr_assign_type", "type", "ifindex", "uevent")  # ifindex, uevent: udev's properties
 _UDEV_ATTR = re.compile(r"\bATTRS?\{([A-Za-z0-9_./-]+)\}")
 
 

@@ -1,26 +1,22 @@
-"""A small HTTP/1.1 server for the exporter: one selector thread, a bounded pool of workers.
+"""A small HTTP/1.1 server for the exporter: one selector thread, bounded pools of workers.
 
-Why not http.server.ThreadingHTTPServer: it listens with a backlog of 5, starts one thread
-per connection (200 idle connections = 200 threads, and a client that sends one byte a
-second holds its thread forever) and trusts the client to finish its request. Here:
+Why not http.server.ThreadingHTTPServer: a backlog of 5, a thread per connection (a client
+sending one byte a second holds it forever), and it trusts the client to finish. Here (the
+user-facing account with figures is docs/serve.md "How it holds up"):
 
-* every listening socket is bound with a backlog of at least 128 (the kernel's somaxconn);
-* one selector thread accepts, does TLS handshakes and reads requests without blocking.
-  A connection costs no thread while idle or while its request trickles in; a request
-  (headers and body) must be complete within `request_timeout` seconds of its first byte
-  (of the connection, for TLS) or the connection is closed; an idle keep-alive connection
-  is closed after `idle_timeout`; at `max_connections` the longest-idle one makes room;
-* complete requests go to at most `max_requests` worker threads (node_exporter's
-  `--web.max-requests`); as many again may wait for one, up to QUEUE_WAIT seconds; any
-  request beyond that is answered 503 at once;
-* framing is checked before any parsing: duplicate or conflicting Content-Length is 400,
-  Transfer-Encoding is 411 (request bodies are tiny; none need chunking), a body over
-  MAX_BODY_BYTES is 413, a header block over MAX_HEADER_BYTES is 431;
-* HTTP/1.0 closes after the response unless it sent `Connection: keep-alive`, which is
-  then answered with `Connection: keep-alive` and a Content-Length (an HTTP/1.0 client
-  without that header waits for the close); HTTP/1.1 keeps alive unless told `close`.
-
-Framing and parsing are httpproto.py.
+* the selector thread accepts and reads without blocking: an idle or trickling connection
+  costs no thread; a request must be complete within `request_timeout` of its first byte
+  (of the connection, for TLS), an idle keep-alive connection goes after `idle_timeout`;
+* TLS handshake steps run non-blocking on `handshake_workers` threads (OpenSSL releases
+  the GIL), never on the selector thread, so a handshake flood does not delay requests;
+* at most `max_connections` (default derived from the fd limit) and
+  `max_connections_per_peer`; when full, listen.rank_evictable() picks who makes room;
+  when nothing may go, the newcomer is closed;
+* accept() failing for lack of descriptors pauses accepting 5 ms, doubling up to 1 s (Go's
+  net/http back-off), with one log line per 10 s at most and `accept_errors_total`;
+* complete requests go to at most `max_requests` worker threads; as many again may wait
+  up to QUEUE_WAIT seconds; beyond that the answer is 503 at once;
+* parsing, framing and every refusal's status line are httpproto.py (RFC 9110/9112).
 """
 
 from __future__ import annotations
@@ -36,13 +32,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .httpproto import (MAX_BODY_BYTES, MAX_HEADER_BYTES, REFUSALS, OneRequest, Request, Response, frame,
-                        plain_response)
+from .httpproto import (CONTINUE, MAX_BODY_BYTES, MAX_HEADER_BYTES, Refusal, Request, Response, frame, handle,
+                        refusal_response)
+from .listen import (EVICT_GRACE, Throttled, bind, connection_cap, rank_evictable,  # noqa: F401 - re-exported
+                     somaxconn)
 
 log = logging.getLogger("tunewatch.web")
 
 QUEUE_WAIT = 5.0  # a request waiting longer than this for a worker gets 503
 WRITE_TIMEOUT = 10.0  # a client that does not read its response loses the connection
+ACCEPT_PAUSE = (0.005, 1.0)  # back-off after EMFILE: first and longest pause
+LOG_EVERY = 10.0  # at most one accept-error line per this many seconds
+_NO_FDS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 _RECV = 65536
 
 
@@ -55,41 +56,10 @@ class _Conn:
     buf: bytearray = field(default_factory=bytearray)
     request_started: float | None = None  # first byte of the pending request
     last_active: float = 0.0
-    busy: bool = False
+    busy: bool = False  # with a worker (request or handshake step): the loop does not touch it
     eof: bool = False  # the client half-closed: answer what it sent, then close
-
-
-def somaxconn() -> int:
-    try:
-        with open("/proc/sys/net/core/somaxconn") as f:
-            return max(128, int(f.read()))
-    except (OSError, ValueError):
-        return max(128, socket.SOMAXCONN)
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket for host:port; host '' or '::' is every interface (IPv6 and IPv4)."""
-    if host in ("", "::"):
-        families = [(socket.AF_INET6, ("::", port)), (socket.AF_INET, ("0.0.0.0", port))]
-    else:
-        info = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)[0]
-        families = [(info[0], info[4][:2])]
-    for i, (family, address) in enumerate(families):
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6 and address[0] == "::":
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-            sock.bind(address)
-            sock.listen(somaxconn())
-            sock.setblocking(False)
-            return sock
-        except OSError as e:
-            sock.close()
-            # IPv6 disabled in the kernel (common in containers): all IPv4 interfaces.
-            if i + 1 == len(families) or e.errno not in (errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL):
-                raise
-    raise AssertionError("unreachable")
+    requests: int = 0  # requests taken from this connection: who has done the least is evicted first
+    continued: bool = False  # 100 Continue sent for the pending request
 
 
 class HTTPServer:
@@ -97,26 +67,40 @@ class HTTPServer:
 
     def __init__(self, listeners: list[socket.socket], app: Callable[[Request], Response],
                  tls: ssl.SSLContext | None = None, *, max_requests: int = 40, request_timeout: float = 10.0,
-                 idle_timeout: float = 120.0, max_connections: int = 1024,
+                 idle_timeout: float = 120.0, max_connections: int | None = None,
+                 max_connections_per_peer: int | None = None, handshake_workers: int = 2,
                  accept_tls: Callable[[ssl.SSLSocket], bool] | None = None):
         self.listeners = listeners
         self.app, self.tls, self.accept_tls = app, tls, accept_tls
         self.max_requests, self.request_timeout = max_requests, request_timeout
-        self.idle_timeout, self.max_connections = idle_timeout, max_connections
+        self.idle_timeout = idle_timeout
+        self.max_connections = max_connections or connection_cap()
+        self.max_connections_per_peer = max_connections_per_peer or max(1, self.max_connections // 2)
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
         self._returned: queue.SimpleQueue[tuple[_Conn, bool]] = queue.SimpleQueue()
+        self._handshakes: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._handshaken: queue.SimpleQueue[tuple[_Conn, str]] = queue.SimpleQueue()
         self._work: queue.Queue[Any] = queue.Queue()
         self._workers: list[threading.Thread] = []
+        self._handshakers = [threading.Thread(target=self._handshake_loop, name="tunewatch-tls", daemon=True)
+                             for _ in range(handshake_workers if tls is not None else 0)]
         self._inflight = 0
         self._lock = threading.Lock()  # guards _inflight/_workers/rejected_total (loop and workers)
         self._conns: set[_Conn] = set()
+        self._by_peer: dict[str, set[_Conn]] = {}
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
+        self._paused_until: float | None = None  # accepting paused after EMFILE until then
+        self._pause = ACCEPT_PAUSE[0]
+        self._accept_log = Throttled(log, LOG_EVERY)
         self.rejected_total = 0  # 503 because every worker was busy and the queue full
+        self.accept_errors_total = 0  # accept() failed for lack of descriptors or memory
+        self.evicted_total = 0  # connections closed to make room for a new one
+        self.refused_total = 0  # connections closed at once: no room and nothing evictable
 
     @property
     def addresses(self) -> list[tuple[str, int]]:
@@ -151,19 +135,27 @@ class HTTPServer:
         return len(self._conns)
 
     def start(self) -> "HTTPServer":
+        for thread in self._handshakers:
+            thread.start()
         self._thread = threading.Thread(target=self._loop, name="tunewatch-http", daemon=True)
         self._thread.start()
         return self
 
     def shutdown(self, wait: float = 5.0) -> None:
+        """Stop serving; threads still busy after `wait` seconds (a worker writing to a
+        client that does not read) are daemons and are abandoned, never waited for longer."""
+        deadline = time.monotonic() + wait
         self._stopping.set()
         self._wake()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(wait)
+            self._thread.join(max(0.0, deadline - time.monotonic()))
         for _ in self._workers:
             self._work.put(None)
-        for worker in self._workers:
-            worker.join(1.0)
+        for _ in self._handshakers:
+            self._handshakes.put(None)
+        for thread in self._workers + self._handshakers:
+            if thread.is_alive():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
     # --- selector thread ------------------------------------------------------------
 
@@ -181,7 +173,10 @@ class HTTPServer:
         next_sweep = time.monotonic() + 0.5
         try:
             while not self._stopping.is_set():
-                for key, _mask in sel.select(0.5):
+                timeout = 0.5
+                if self._paused_until is not None:
+                    timeout = max(0.0, min(timeout, self._paused_until - time.monotonic()))
+                for key, _mask in sel.select(timeout):
                     if key.data == "listen":
                         self._accept(key.fileobj)  # type: ignore[arg-type]
                     elif key.data == "wake":
@@ -189,6 +184,10 @@ class HTTPServer:
                     else:
                         self._on_ready(key.data)
                 now = time.monotonic()
+                if self._paused_until is not None and now >= self._paused_until:
+                    self._paused_until = None
+                    for lsock in self.listeners:
+                        sel.register(lsock, selectors.EVENT_READ, "listen")
                 if now >= next_sweep:
                     self._sweep(now)
                     next_sweep = now + 0.5
@@ -203,41 +202,80 @@ class HTTPServer:
             self._stopped.set()
 
     def _accept(self, lsock: socket.socket) -> None:
+        victims: dict[str | None, list[_Conn]] = {}  # ranked once per batch (None: the whole table)
+        fresh = 0  # admitted since: young strangers the rankings do not list yet
         for _ in range(256):  # bounded: let other sockets have a turn under a connect storm
+            if self._paused_until is not None:
+                return
             try:
                 sock, address = lsock.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError as e:  # EMFILE and friends: drop this one, keep serving
-                log.warning("accept failed", extra={"err": str(e)})
-                return
+            except OSError as e:
+                if e.errno in _NO_FDS:
+                    self._pause_accepting(e)
+                    return
+                continue  # ECONNABORTED and friends: that client is gone, the next may not be
+            self._pause = ACCEPT_PAUSE[0]
             now = time.monotonic()
-            if len(self._conns) >= self.max_connections and not self._evict_idle():
-                sock.close()
+            remote = str(address[0])
+            peers = self._by_peer.get(remote, ())
+            full = (remote if len(peers) >= self.max_connections_per_peer
+                    else None if len(self._conns) >= self.max_connections else "")
+            if full != "" and not self._make_room(victims, full, self._conns if full is None else peers, now, fresh):
+                self._refuse(sock)
                 continue
+            fresh += 1
+            self._admit(sock, remote, now)
+
+    def _admit(self, sock: socket.socket, remote: str, now: float) -> None:
+        try:
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            handshaking = False
             if self.tls is not None:
-                try:
-                    sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-                except (OSError, ssl.SSLError):
-                    sock.close()
-                    continue
-                handshaking = True
-            conn = _Conn(sock, str(address[0]), handshaking, now, last_active=now,
-                         request_started=now if handshaking else None)
-            self._conns.add(conn)
-            self._selector.register(sock, selectors.EVENT_READ, conn)
-            if handshaking:
-                self._on_ready(conn)  # the ClientHello is often there already
+                sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        except (OSError, ssl.SSLError):
+            sock.close()
+            return
+        handshaking = self.tls is not None
+        conn = _Conn(sock, remote, handshaking, now, last_active=now, request_started=now if handshaking else None)
+        self._conns.add(conn)
+        self._by_peer.setdefault(remote, set()).add(conn)
+        self._selector.register(sock, selectors.EVENT_READ, conn)
 
-    def _evict_idle(self) -> bool:
-        idle = [c for c in self._conns if not c.busy and not c.buf and not c.handshaking]
-        if not idle:
-            return False
-        self._close(min(idle, key=lambda c: c.last_active))
-        return True
+    def _pause_accepting(self, error: OSError) -> None:
+        now = time.monotonic()
+        self.accept_errors_total += 1
+        self._paused_until = now + self._pause
+        for lsock in self.listeners:
+            try:
+                self._selector.unregister(lsock)
+            except (KeyError, ValueError):
+                pass
+        self._accept_log.warning(now, "accept failed; pausing accepts", err=str(error),
+                                 pause_seconds=self._pause, open_connections=len(self._conns))
+        self._pause = min(ACCEPT_PAUSE[1], self._pause * 2)
+
+    def _make_room(self, victims: dict[str | None, list[_Conn]], key: str | None, pool: Any, now: float,
+                   fresh: int) -> bool:
+        """Close one connection of `pool` to admit another. The batch's ranking is redone
+        when it is spent, or when it would next take a served client while connections
+        admitted since it was made (young strangers) should go first."""
+        for rerank in (False, True):
+            if rerank or key not in victims:
+                victims[key] = rank_evictable(pool, now)
+            ranked = victims[key]
+            while ranked and (ranked[-1] not in self._conns or ranked[-1].busy):
+                ranked.pop()
+            if ranked and (rerank or not (ranked[-1].requests and fresh)):
+                self._close(ranked.pop())
+                self.evicted_total += 1
+                return True
+        return False
+
+    def _refuse(self, sock: socket.socket) -> None:
+        self.refused_total += 1
+        sock.close()
 
     def _drain_wake(self) -> None:
         try:
@@ -245,6 +283,12 @@ class HTTPServer:
                 pass
         except (BlockingIOError, OSError):
             pass
+        while True:
+            try:
+                conn, outcome = self._handshaken.get_nowait()
+            except queue.Empty:
+                break
+            self._handshake_done(conn, outcome)
         while True:
             try:
                 conn, keep = self._returned.get_nowait()
@@ -270,7 +314,10 @@ class HTTPServer:
 
     def _on_ready(self, conn: _Conn) -> None:
         now = time.monotonic()
-        if conn.handshaking and not self._handshake(conn):
+        if conn.handshaking:  # one step on a handshake worker; back here when it needs the client
+            conn.busy = True
+            self._selector.unregister(conn.sock)
+            self._handshakes.put(conn)
             return
         while True:
             try:
@@ -297,40 +344,36 @@ class HTTPServer:
                 break
         self._dispatch(conn)
 
-    def _handshake(self, conn: _Conn) -> bool:
-        try:
-            conn.sock.do_handshake()  # type: ignore[attr-defined]
-        except ssl.SSLWantReadError:
-            self._selector.modify(conn.sock, selectors.EVENT_READ, conn)
-            return False
-        except ssl.SSLWantWriteError:
-            self._selector.modify(conn.sock, selectors.EVENT_WRITE, conn)
-            return False
-        except (OSError, ssl.SSLError, ValueError) as e:  # plain HTTP, scanners, wrong CA: expected
-            log.debug("TLS handshake failed", extra={"remote": conn.remote, "err": str(e)})
+    def _handshake_done(self, conn: _Conn, outcome: str) -> None:
+        conn.busy = False
+        if conn not in self._conns or self._stopping.is_set():
             self._close(conn)
-            return False
-        conn.handshaking = False
-        conn.request_started = None
-        self._selector.modify(conn.sock, selectors.EVENT_READ, conn)
-        if self.accept_tls is not None and not self.accept_tls(conn.sock):  # type: ignore[arg-type]
-            log.debug("client certificate SAN not allowed", extra={"remote": conn.remote})
+        elif outcome in ("read", "write"):
+            events = selectors.EVENT_READ if outcome == "read" else selectors.EVENT_WRITE
+            self._selector.register(conn.sock, events, conn)
+        elif outcome == "done":
+            conn.handshaking, conn.request_started = False, None
+            self._selector.register(conn.sock, selectors.EVENT_READ, conn)
+            self._on_ready(conn)  # the request often came with the last handshake flight
+        else:
             self._close(conn)
-            return False
-        return True
 
     def _dispatch(self, conn: _Conn) -> None:
-        framed = frame(conn.buf)
-        if framed is None:
+        head = frame(conn.buf)
+        if isinstance(head, Refusal):
+            log.debug("request refused", extra={"remote": conn.remote, "status": head.status, "err": head.reason})
+            self._reject(conn, head.status, head.reason)
+            return
+        if head is None or len(conn.buf) < head.total:
+            if head is not None and head.expect_continue and not conn.continued:
+                conn.continued = True  # RFC 9110 10.1.1: the client may wait for this before the body
+                self._send_nowait(conn, CONTINUE)
             if conn.eof:
                 self._close(conn)
             return  # incomplete: wait for more (the sweep enforces request_timeout)
-        status, total = framed
-        if status != 200:
-            self._reject(conn, status, REFUSALS[status])
-            return
-        raw = bytes(conn.buf[:total])
-        del conn.buf[:total]
+        body = bytes(conn.buf[head.body_at:head.total])
+        del conn.buf[:head.total]
+        conn.continued = False
         with self._lock:
             # in flight = being handled or waiting for a worker; at most max_requests of each
             reject = self._inflight >= 2 * self.max_requests
@@ -346,20 +389,20 @@ class HTTPServer:
             self._reject(conn, 503, "Service Unavailable: too many requests in flight", {"Retry-After": "1"})
             return
         conn.busy = True
+        conn.requests += 1
         if not conn.eof:  # (at EOF it is unregistered already)
             self._selector.unregister(conn.sock)
-        self._work.put((conn, raw, time.monotonic()))
+        self._work.put((conn, head, body, time.monotonic()))
+
+    def _send_nowait(self, conn: _Conn, data: bytes) -> None:
+        try:
+            conn.sock.send(data)
+        except (OSError, ssl.SSLError, ValueError):
+            pass  # best effort: a client that cannot take a few bytes will time out
 
     def _reject(self, conn: _Conn, status: int, reason: str, headers: dict[str, str] | None = None) -> None:
         """Answer from the selector thread (best effort, never blocks) and close."""
-        body = f"{reason}\n".encode()
-        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
-        head = (f"HTTP/1.1 {status} {reason.split(':')[0]}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n").encode()
-        try:
-            conn.sock.send(head + body)
-        except (OSError, ssl.SSLError, ValueError):
-            pass
+        self._send_nowait(conn, refusal_response(status, reason, headers))
         self._close(conn)
 
     def _sweep(self, now: float) -> None:
@@ -374,6 +417,11 @@ class HTTPServer:
 
     def _close(self, conn: _Conn) -> None:
         self._conns.discard(conn)
+        peers = self._by_peer.get(conn.remote)
+        if peers is not None:
+            peers.discard(conn)
+            if not peers:
+                del self._by_peer[conn.remote]
         try:
             self._selector.unregister(conn.sock)
         except (KeyError, ValueError, OSError):
@@ -390,20 +438,41 @@ class HTTPServer:
 
     # --- workers ----------------------------------------------------------------------
 
+    def _handshake_loop(self) -> None:
+        while True:
+            conn = self._handshakes.get()
+            if conn is None:
+                return
+            try:
+                conn.sock.do_handshake()  # non-blocking: one step, then back to the selector
+                outcome = "done"
+                if self.accept_tls is not None and not self.accept_tls(conn.sock):
+                    log.debug("client certificate SAN not allowed", extra={"remote": conn.remote})
+                    outcome = "refused"
+            except ssl.SSLWantReadError:
+                outcome = "read"
+            except ssl.SSLWantWriteError:
+                outcome = "write"
+            except (OSError, ssl.SSLError, ValueError) as e:  # plain HTTP, scanners, wrong CA: expected
+                log.debug("TLS handshake failed", extra={"remote": conn.remote, "err": str(e)})
+                outcome = "failed"
+            self._handshaken.put((conn, outcome))
+            self._wake()
+
     def _work_loop(self) -> None:
         while True:
             item = self._work.get()
             if item is None:
                 return
-            conn, raw, queued_at = item
+            conn, head, body, queued_at = item
             keep = False
             try:
                 if time.monotonic() - queued_at > QUEUE_WAIT:
                     with self._lock:
                         self.rejected_total += 1
-                    data, keep = plain_response(503, "Service Unavailable: too many requests in flight"), False
+                    data = refusal_response(503, "Service Unavailable: too many requests in flight")
                 else:
-                    data, keep = self._handle(conn, raw)
+                    data, keep = handle(head, body, conn.remote, self.app)
                 conn.sock.settimeout(WRITE_TIMEOUT)
                 conn.sock.sendall(data)
             except (OSError, ssl.SSLError, ValueError):
@@ -415,10 +484,3 @@ class HTTPServer:
                 self._inflight -= 1
             self._returned.put((conn, keep))
             self._wake()
-
-    def _handle(self, conn: _Conn, raw: bytes) -> tuple[bytes, bool]:
-        handler = OneRequest(raw, conn.remote, self.app)
-        handler.handle_one_request()
-        return handler.wfile.getvalue(), not handler.close_connection  # type: ignore[attr-defined]
-
-

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import gzip
 import os
+import pickle
 import signal
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -71,13 +73,16 @@ class ChildScan:
     """Callable for ScanLoop: run `prepare(scan())` in a forked child, return its value.
 
     Single-flight is the ScanLoop's job; this class only guarantees that `cancel()` kills
-    the running child (SIGKILL by pid) and that the call then returns at once.
+    the running child (SIGKILL by pid) and that the call then returns at once. The child is
+    a plain os.fork(), not a multiprocessing.Process: multiprocessing joins its children at
+    interpreter exit, and a child stuck in the kernel (a read on a hung NFS or FUSE mount is
+    not even killable until the mount answers) would then hold `serve` after SIGTERM. Such a
+    child is abandoned instead: the kernel re-parents it and it dies when the mount recovers
+    (PR_SET_PDEATHSIG has already sent its SIGKILL).
     """
 
     def __init__(self, scan: Callable[[], Any], prepare: Callable[[Any], ScanOutput] = render_output):
-        import multiprocessing
         self._scan, self._prepare = scan, prepare
-        self._context = multiprocessing.get_context("fork")
         self._lock = threading.Lock()
         self._pid: int | None = None
         self.last_pid: int | None = None  # for tests and logs: the most recent child
@@ -88,35 +93,29 @@ class ChildScan:
             return self._pid
 
     def __call__(self) -> ScanOutput:
-        receiver, sender = self._context.Pipe(duplex=False)
         before = os.times()
-        process = self._context.Process(target=_child_main, args=(self._scan, self._prepare, sender, os.getpid()),
-                                        name="tunewatch-scan", daemon=True)
-        try:
-            process.start()
-        finally:
-            sender.close()  # ours: the child holds the only writer, so its death is our EOF
-        with self._lock:
-            self._pid = self.last_pid = process.pid
-        try:
+        parent = os.getpid()
+        receiver, sender = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the parent's code
             try:
-                kind, payload = receiver.recv()
-            except EOFError:
-                process.join(5)
-                raise ScanCancelled(f"scan process {process.pid} ended without a result "
-                                    f"(exit code {process.exitcode})") from None
-            process.join(10)
-            if process.exitcode is None:  # sent its result but does not exit: not our problem for long
-                os.kill(process.pid, signal.SIGKILL)
-                process.join(5)
+                os.close(receiver)
+                _child_main(self._scan, self._prepare, sender, parent)
+            finally:
+                os._exit(0)
+        os.close(sender)  # ours: the child holds the only writer, so its death is our EOF
+        with self._lock:
+            self._pid = self.last_pid = pid
+        try:
+            with os.fdopen(receiver, "rb") as f:
+                data = f.read()
         finally:
             with self._lock:
                 self._pid = None
-            receiver.close()
-            if process.exitcode is None:
-                _kill(process.pid)
-                process.join(5)
-            process.close()
+            code = _reap(pid)
+        if not data:
+            raise ScanCancelled(f"scan process {pid} ended without a result (exit code {code})")
+        kind, payload = pickle.loads(data)
         after = os.times()
         if kind == "error":
             raise RuntimeError(payload)
@@ -131,6 +130,22 @@ class ChildScan:
             _kill(pid)
 
 
+def _reap(pid: int, wait: float = 10.0) -> int | None:
+    """Exit code of the child (negative: killed by that signal); SIGKILL after `wait` s."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            _kill(pid)  # closed its pipe but does not exit: not our problem for long
+            deadline = float("inf")
+        time.sleep(0.01)
+
+
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -138,7 +153,7 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _child_main(scan: Callable[[], Any], prepare: Callable[[Any], ScanOutput], sender: Any, parent: int) -> None:
+def _child_main(scan: Callable[[], Any], prepare: Callable[[Any], ScanOutput], sender: int, parent: int) -> None:
     # Terminal signals are the parent's business; and die with the parent (no orphan scan
     # holding the listening socket or burning CPU after serve is gone).
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -149,8 +164,9 @@ def _child_main(scan: Callable[[], Any], prepare: Callable[[Any], ScanOutput], s
         message: tuple[str, Any] = ("ok", output)
     except BaseException as e:  # noqa: BLE001 - reported to the parent as the scan's error
         message = ("error", f"{type(e).__name__}: {e}")
-    sender.send(message)
-    sender.close()
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    with os.fdopen(sender, "wb") as f:
+        f.write(data)
 
 
 def _die_with_parent(parent: int) -> None:

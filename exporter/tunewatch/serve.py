@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from .exposition import Exposition, extra_families, report_body
 from .httpserver import HTTPServer, bind
+from .listen import nofile_limit, raise_nofile_limit
 from .scanjob import ChildScan, render_output
 from .scanloop import ScanLoop, ScanState
 from .serveopts import DEFAULT_LISTEN_ADDRESS, DEFAULT_PORT, REPORT_PATH, ServeOptions, parse_duration
@@ -35,6 +36,7 @@ __all__ = ["DEFAULT_LISTEN_ADDRESS", "DEFAULT_PORT", "parse_duration", "start_ex
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 HTML_CONTENT_TYPE = "text/html; charset=utf-8"
 _READ_METHODS = ("GET", "HEAD")
+STOP_WAIT = 0.6  # SIGTERM to exit: well under a second even with a scan stuck in the kernel
 
 
 class LogfmtFormatter(logging.Formatter):
@@ -231,9 +233,13 @@ class ExporterHandle:
     def url(self) -> str:
         return self.server.url
 
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.loop.stop()
+    def stop(self, wait: float = 5.0) -> None:
+        """Stop serving and scanning within about `wait` seconds: a scan child stuck in the
+        kernel is killed and abandoned, a worker writing to a client that does not read is
+        abandoned (both are daemons), never joined beyond the budget."""
+        deadline = time.monotonic() + wait
+        self.server.shutdown(wait / 2)
+        self.loop.stop(max(0.0, deadline - time.monotonic()))
 
 
 def start_exporter(listen_address: str | Sequence[str], web_config_path: str | None, scan: Callable[[], Any],
@@ -259,7 +265,8 @@ def start_exporter(listen_address: str | Sequence[str], web_config_path: str | N
     scanner: Any = ChildScan(scan, prepare) if render is None else scan
     loop: ScanLoop[Any] = ScanLoop(scanner, options.interval, options.timeout)  # not started until bound
     limiter = RescanLimiter(options.rescan_min_interval)
-    exposition = Exposition(lambda state: _live_families(state, limiter), render)
+    servers: list[HTTPServer] = []  # filled below: the families read its counters at scrape time
+    exposition = Exposition(lambda state: _live_families(state, limiter, servers), render)
     routes = build_routes(loop, exposition, limiter, landing_info, options.telemetry_path, legacy=render is not None)
     listeners = []
     try:
@@ -272,7 +279,9 @@ def start_exporter(listen_address: str | Sequence[str], web_config_path: str | N
     server = HTTPServer(listeners, make_app(routes, web_config, auth), web_config.tls,
                         max_requests=options.max_requests, request_timeout=options.request_timeout,
                         idle_timeout=options.idle_timeout, max_connections=options.max_connections,
+                        max_connections_per_peer=options.max_connections_per_peer,
                         accept_tls=functools.partial(san_allowed, web_config) if web_config.tls else None)
+    servers.append(server)
     loop.start()
     server.start()
     handle = ExporterHandle(server, loop, scanner, limiter)
@@ -281,13 +290,37 @@ def start_exporter(listen_address: str | Sequence[str], web_config_path: str | N
     log.info(f"TLS is {'enabled' if web_config.tls else 'disabled'}.",
              extra={"basic_auth": auth.enabled, "interval_seconds": options.interval,
                     "timeout_seconds": options.timeout, "max_requests": options.max_requests,
+                    "max_connections": server.max_connections, "open_files_limit": nofile_limit(),
                     "scan_isolation": "process" if render is None else "thread"})
     return handle
 
 
-def _live_families(state: ScanState[Any], limiter: RescanLimiter) -> list:
+def _live_families(state: ScanState[Any], limiter: RescanLimiter, servers: list[HTTPServer]) -> list:
     from .outputs.prometheus import serve_families
-    return serve_families(state) + extra_families(state, limiter.counts)
+    return serve_families(state) + extra_families(state, limiter.counts) + server_families(servers)
+
+
+def server_families(servers: list[HTTPServer]) -> list:
+    """The HTTP server's own counters: what a hostile network costs it."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+    out = []
+    for name, help_text, attr in (
+            ("tunewatch_http_accept_errors_total", "accept() failures for lack of file descriptors or memory "
+             "(accepting then pauses 5 ms, doubling up to 1 s).", "accept_errors_total"),
+            ("tunewatch_http_connections_evicted_total", "Connections closed to make room for a new one "
+             "(idle or stalled ones first).", "evicted_total"),
+            ("tunewatch_http_connections_refused_total", "New connections closed at once: the connection "
+             "table was full and nothing in it could be evicted.", "refused_total")):
+        family = CounterMetricFamily(name, help_text)
+        family.add_metric([], float(sum(getattr(s, attr) for s in servers)))
+        out.append(family)
+    for name, help_text, value in (
+            ("tunewatch_http_connections", "Open HTTP connections.", lambda s: s.open_connections),
+            ("tunewatch_http_max_connections", "Connection cap (--web.max-connections).", lambda s: s.max_connections)):
+        family = GaugeMetricFamily(name, help_text)
+        family.add_metric([], float(sum(value(s) for s in servers)))
+        out.append(family)
+    return out
 
 
 def run_exporter(listen_address: str | Sequence[str], web_config_path: str | None, scan: Callable[[], Any],
@@ -301,6 +334,7 @@ def run_exporter(listen_address: str | Sequence[str], web_config_path: str | Non
     start_exporter; the caller turns them into a message and a non-zero exit.
     """
     configure_logging(log_level, fmt=log_format)
+    raise_nofile_limit()  # as the Go runtime does: the soft limit up to the hard one
     stop_requested = threading.Event()
     received: list[str] = []
 
@@ -315,7 +349,7 @@ def run_exporter(listen_address: str | Sequence[str], web_config_path: str | Non
         while not stop_requested.wait(1.0):  # a timed wait lets the signal handler run promptly
             pass
         log.info("Shutting down", extra={"signal": received[0] if received else ""})
-        handle.stop()
+        handle.stop(wait=STOP_WAIT)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -48,7 +48,10 @@ class ServeOptions:
     max_requests: int = 40  # requests handled at once; as many more may wait, the rest get 503
     request_timeout: float = 10.0  # a client must send a whole request within this (slowloris)
     idle_timeout: float = 120.0  # an idle keep-alive connection is closed after this
-    max_connections: int = 1024  # open connections; the longest idle one is closed to admit another
+    # open connections; None: derived from the fd limit (listen.connection_cap). When full,
+    # the connection that has done the least is closed to admit another (httpserver.py).
+    max_connections: int | None = None
+    max_connections_per_peer: int | None = None  # None: half of max_connections
     rescan_min_interval: float = 30.0  # POST /-/rescan answers 429 more often than this
     interval: float = 300.0
     timeout: float = 60.0
@@ -65,6 +68,12 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
                    help="path under which to expose metrics (default: /metrics)")
     p.add_argument("--web.max-requests", dest="max_requests", type=int, default=40, metavar="N",
                    help="requests served at once; up to N more wait, the rest get 503 at once (default: 40)")
+    p.add_argument("--web.max-connections", dest="max_connections", type=int, default=None, metavar="N",
+                   help="open connections at most; when full, an idle or stalled one makes room "
+                        "(default: the open-file limit minus a reserve of 1/8 for scans and logs)")
+    p.add_argument("--web.max-connections-per-peer", dest="max_connections_per_peer", type=int, default=None,
+                   metavar="N", help="open connections from one client address at most "
+                                     "(default: half of --web.max-connections)")
     p.add_argument("--web.request-timeout", dest="request_timeout", default="10s", metavar="DURATION",
                    help="a connection that does not send a complete request within this is closed (default: 10s)")
     p.add_argument("--web.rescan-min-interval", dest="rescan_min_interval", default="30s", metavar="DURATION",
@@ -80,12 +89,17 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
     """ServeOptions from parsed flags; ValueError names a bad flag value."""
     if args.max_requests < 1:
         raise ValueError(f"--web.max-requests must be at least 1, got {args.max_requests}")
+    for flag, value in (("--web.max-connections", args.max_connections),
+                        ("--web.max-connections-per-peer", args.max_connections_per_peer)):
+        if value is not None and value < 1:
+            raise ValueError(f"{flag} must be at least 1, got {value}")
     path = args.telemetry_path
     if not path.startswith("/") or path in ("/", "/-/healthy", "/-/ready", "/-/rescan", REPORT_PATH):
         raise ValueError(f"--web.telemetry-path {path!r}: must start with / and not be a path tunewatch "
                          "already serves")
     return ServeOptions(listen_addresses=tuple(args.listen_address or (DEFAULT_LISTEN_ADDRESS,)),
                         web_config=args.web_config, telemetry_path=path, max_requests=args.max_requests,
+                        max_connections=args.max_connections, max_connections_per_peer=args.max_connections_per_peer,
                         request_timeout=parse_duration(args.request_timeout),
                         rescan_min_interval=parse_duration(args.rescan_min_interval),
                         interval=parse_duration(args.scan_interval), timeout=parse_duration(args.scan_timeout))

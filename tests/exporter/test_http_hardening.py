@@ -13,7 +13,7 @@ import pytest
 from support import scanresults as sr
 from support.procs import LOOPBACK, http_get, wait_until
 from support.prom import check_metrics, find_binary
-from tunewatch.httpserver import HTTPServer, Response, bind
+from tunewatch.httpserver import EVICT_GRACE, HTTPServer, Response, bind
 
 from .test_serve import metric
 
@@ -246,12 +246,14 @@ def test_telemetry_path_and_several_listen_addresses(tmp_path):
 
 
 def test_at_max_connections_the_longest_idle_one_makes_room():
-    server = HTTPServer([bind(LOOPBACK, 0)], lambda request: Response(200, body=b"ok\n"), max_connections=5).start()
+    server = HTTPServer([bind(LOOPBACK, 0)], lambda request: Response(200, body=b"ok\n"), max_connections=5,
+                        max_connections_per_peer=5).start()
     socks = []
     try:
         for _ in range(5):
             socks.append(raw(server.port, b""))  # connected, idle
             wait_until(lambda: server.open_connections == len(socks), 5)
+        time.sleep(EVICT_GRACE)  # younger ones are never evicted: a real client's request may be on its way
         with raw(server.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n") as sock:
             assert read_response(sock)[0] == 200
         assert closed_by_server(socks[0], 5)  # the oldest idle connection

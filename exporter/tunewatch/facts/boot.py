@@ -31,7 +31,7 @@ from .filestat import file_stat
 from .interfaces import read_interfaces
 from .netconfig import PersistedEthtool
 from .services import BOOT_UNIT_DIRS, enabled_units, read_unit_state
-from .udev import RULES_DIRS
+from .udev import read_rules
 
 __all__ = ["BootScript", "PersistedEthtool", "boot_scripts", "persisted_ethtool"]
 
@@ -132,8 +132,8 @@ def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript
         text = fs.read_text(rel) or ""
         executed = "".join(_script_text(fs, m.group(1), remote_mounts) for m in _EXEC.finditer(text))
         scripts.append(BootScript(rel, "systemd", text + "\n" + executed))
-    for rel in fs.config_files(RULES_DIRS, "*.rules"):
-        scripts.append(BootScript(rel, "udev", fs.read_text(rel) or ""))
+    # the rules files udev reads at the next boot, as facts/udev.py read them (each read once per scan)
+    scripts += [BootScript(f.source, "udev", f.text) for f in read_rules(fs)]
     return scripts + _startup_files(fs)
 
 

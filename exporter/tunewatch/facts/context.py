@@ -57,7 +57,7 @@ class Facts:
         # vmware/ from vSphere with --vsphere.config; only whoever imported facts.vmware can
         # have configured that source, so a scan without it does not import it for nothing
         vmware = sys.modules.get(f"{__package__}.vmware")
-        self.fs = fs if vmware is None else vmware.source_fs(fs)
+        self.fs = fs if vmware is None else _reader("vmware").source_fs(fs)
         self.deadline = deadline  # time.monotonic() after which no fact is read
         self.module_params = module_params or {}
         self._facts: dict[str, tuple[bool, object]] = {}
@@ -111,6 +111,12 @@ class Facts:
     @fact
     def persisted_ethtool(self):
         return _reader("boot").persisted_ethtool(self.fs, self.boot_scripts)
+
+    @fact
+    def udev_rules(self):
+        """The udev rules of the next boot, parsed once per scan (facts/udev.py caches them
+        per FS too, so netconfig's readers share them)."""
+        return _reader("udev").read_rules(self.fs)
 
     @fact
     def vmx_files(self):

@@ -45,6 +45,7 @@ from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
 from ..parsers.systemd_link import LinkFile, parse_link_file
 from . import udev
+from .udev_device import path_test, sysattr_reader, uevent as _uevent
 from .filestat import file_stat
 from .interfaces import Interface
 from .netdevice import NetDevice, read_net_devices
@@ -293,13 +294,19 @@ def _from_link_files(fs: FS, devices: dict[str, NetDevice]) -> list[PersistedEth
 # -- udev rules and boot scripts -----------------------------------------------------
 
 def udev_device(fs: FS, dev: NetDevice) -> udev.UdevDevice:
-    def reader(rel: str):
-        return lambda attr: fs.read_value(f"{rel}/{attr}") if attr and ".." not in attr else None
-    me = udev.Level(dev.name, "net", None, reader(dev.rel))
-    parents = tuple(udev.Level(p.kernel, p.subsystem, p.driver, reader(p.rel)) for p in dev.parents)
+    """The "add" event of a network interface: its uevent properties (INTERFACE, IFINDEX,
+    DEVTYPE), SUBSYSTEM=net, no driver of its own, ID_NET_DRIVER (the net_driver /
+    net_setup_link builtins of the vendor rules), and its parents up the sysfs tree."""
+    props = {"INTERFACE": dev.name, "IFINDEX": fs.read_value(f"{dev.rel}/ifindex") or "0",
+             **_uevent(fs, dev.rel), "SUBSYSTEM": "net", "ACTION": "add"}
+    if dev.driver:
+        props["ID_NET_DRIVER"] = dev.driver
+    me = udev.Level(dev.name, "net", None, sysattr_reader(fs, dev.rel))
+    parents = tuple(udev.Level(p.kernel, p.subsystem, p.driver, sysattr_reader(fs, p.rel), "/" + p.rel[4:])
+                    for p in dev.parents)
     values = {"KERNEL": dev.name, "NAME": dev.name, "SUBSYSTEM": "net", "DRIVER": None,
-              "ENV{ID_NET_DRIVER}": dev.driver, "ENV{INTERFACE}": dev.name}
-    return udev.UdevDevice(values, reader(dev.rel), (me, *parents))
+              **{f"ENV{{{k}}}": v for k, v in props.items()}}
+    return udev.UdevDevice(values, me.attr, (me, *parents), test=path_test(fs, dev.rel))
 
 
 def udev_outcomes(fs: FS, devices: dict[str, NetDevice]) -> dict[str, udev.UdevOutcome]:
@@ -308,7 +315,7 @@ def udev_outcomes(fs: FS, devices: dict[str, NetDevice]) -> dict[str, udev.UdevO
 
 
 def udev_programs(fs: FS, interfaces: dict[str, Interface]) -> dict[str, list[tuple[str, str, int]]]:
-    """Per interface, the programs udev RUNs for its "add" event, with `%k` etc. replaced."""
+    """Per interface, the programs udev RUNs for its "add" event (substituted by udev's rules)."""
     outcomes = udev_outcomes(fs, read_net_devices(fs, interfaces))
     return {name: [(udev.substitute(p, name), src, line) for p, src, line in out.run] for name, out in outcomes.items()}
 
@@ -319,6 +326,12 @@ def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:
         for program, source, line in ((udev.substitute(p, name), s, n) for p, s, n in out.run):
             for cmd in find_ethtool_commands(program, source):
                 found.append(_entry(f"{source}:{line}", cmd, (cmd.interface,) if cmd.interface else ()))
+        for ign in out.ignored:  # a line udev drops: named on the interfaces it was meant for
+            for cmd in (c for p in ign.run for c in find_ethtool_commands(udev.substitute(p, name), ign.source)):
+                if cmd.settings:
+                    found.append(PersistedEthtool(f"{ign.source}:{ign.line}", {}, (cmd.interface or name,),
+                                                  f"udev drops this line ({ign.problem}), so it never sets "
+                                                  + ", ".join(f"{k} {v}" for k, v in dict(cmd.settings).items())))
     return found
 
 

@@ -1,32 +1,145 @@
-"""A udev rule assigns a sysfs attribute for a subsystem's devices at boot (ATTR{x}="v").
+"""A sysfs attribute of a device that udev writes at boot (ATTR{x}="v"), predicted per
+object. Today: read_ahead_kb of each NFS mount's bdi (subsystem "bdi").
 
-The rules are evaluated as udev does for an "add" event of a device of that subsystem
-(facts/udev.py): files merged by name over /etc, /run, /usr/lib and /lib with /dev/null
-masks, rules in order, `SUBSYSTEM`/`ACTION` matched with globs, `|` alternatives and `!=`;
-the last matching `ATTR{x}=` wins. Keys about a particular device (KERNEL, ATTR{}, ...)
-and PROGRAM/RESULT cannot be told without the device and are taken to match.
+For each NFS mount in scope, the bdi `<major>:<minor>` gets an "add" event when the mount
+is made; the rules are evaluated for that device as systemd-udevd does (facts/udev.py:
+rules directories of the next boot, masks, dropped lines, GOTO, ...). The last
+`ATTR{read_ahead_kb}=` written is the prediction (`configured by FILE:LINE`).
+- nfs-utils' `nfsrahead` (usr/lib/udev/rules.d/99-nfs.rules: `PROGRAM="/usr/libexec/nfsrahead
+  %k", ATTR{read_ahead_kb}="%c"`) is run here as nfs-utils tools/nfsrahead/main.c does: the
+  mount's fstype (`nfs` for NFSv2/3, `nfs4` for NFSv4) is the key of `[nfsrahead]`, then
+  `default`, else 128 (NFS_DEFAULT_READAHEAD), read from etc/nfs.conf and then
+  etc/nfs.conf.d/*.conf in name order (a later value wins).
+- Another PROGRAM (seed 003's awk over /proc/fs/nfsfs/volumes) is taken to succeed: the
+  device is an NFS bdi.
+- Where no rule writes the attribute, the kernel's default for an NFS bdi applies (content:
+  the check's `kernel_defaults`, cited), `kernel default (...)`; a line udev drops that
+  would have written it is named (`never applied: WHY`).
+The prediction is judged with the runtime check's requirement (`value`).
 """
 
 from __future__ import annotations
 
-from ..facts import udev
-from .base import FAIL, PASS, ObjectResult, Target
+import os
+import re
 
-VARS_SCHEMA = {"type": "object", "required": ["subsystem", "attribute", "value"], "additionalProperties": False,
-               "properties": {"subsystem": {"type": "string"}, "attribute": {"type": "string"},
-                              "value": {"type": ["string", "integer"]}}}
+from ..errors import ParseError, TunewatchError
+from ..facts import udev
+from ..facts.udev_device import sysattr_reader
+from ..parsers.ini import parse_ini_items
+from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target, per_object
+
+VARS_SCHEMA = {
+    "type": "object", "required": ["subsystem", "attribute", "value"], "additionalProperties": False,
+    "properties": {
+        "subsystem": {"type": "string"}, "attribute": {"type": "string"},
+        "value": {"type": ["string", "integer"]},
+        "kernel_defaults": {"type": "array", "items": {
+            "type": "object", "required": ["since", "source"], "additionalProperties": False,
+            "properties": {"since": {"type": "string"}, "source": {"type": "string"},
+                           "value": {"type": "integer"}, "rsize_pages_times": {"type": "integer"}}}}}}
+
+NFSRAHEAD_DEFAULT = 128  # nfs-utils tools/nfsrahead/main.c NFS_DEFAULT_READAHEAD
+_SEED_RULE = ('SUBSYSTEM=="bdi", ACTION=="add", PROGRAM="/bin/awk -v bdi=$kernel \'BEGIN{ret=1} {if ($4 == bdi) '
+              '{ret=0}} END{exit ret}\' /proc/fs/nfsfs/volumes", ATTR{read_ahead_kb}="%s"')
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text.split("-")[0])[:3])
+
+
+def _nfs_conf(fs) -> list[tuple[str, str, str, int]]:
+    """[nfsrahead] items of etc/nfs.conf then etc/nfs.conf.d/*.conf: (key, value, file, line)."""
+    items = []
+    for rel in ["etc/nfs.conf"] + fs.glob("etc/nfs.conf.d", "*.conf"):
+        text = fs.read_text(rel)
+        if not text:
+            continue
+        try:
+            parsed = parse_ini_items(text, rel)
+        except ParseError:
+            continue  # nfs-utils conffile.c skips lines it cannot parse
+        items += [(k.strip().lower(), v.strip(), rel, n) for s, k, v, n in parsed if s.strip().lower() == "nfsrahead"]
+    return items
+
+
+def nfsrahead_value(items, fstype: str) -> tuple[int, str]:
+    """conf_get_readahead(): key = fstype, then "default", then 128; last value wins."""
+    for key in (fstype, "default"):
+        hits = [(v, f"{rel}:{n}") for k, v, rel, n in items if k == key and v.isdigit()]
+        if hits:
+            return int(hits[-1][0]), f"{hits[-1][1]} ([nfsrahead] {key}={hits[-1][0]})"
+    return NFSRAHEAD_DEFAULT, f"no [nfsrahead] {fstype}= in etc/nfs.conf: nfsrahead's default {NFSRAHEAD_DEFAULT}"
+
+
+def _kernel_default(t: Target, mount) -> tuple[int | None, str]:
+    kernel = t.facts.host.kernel
+    for d in sorted(t.vars.get("kernel_defaults", []), key=lambda d: _version(d["since"]), reverse=True):
+        if _version(kernel) >= _version(d["since"]):
+            if "value" in d:
+                return d["value"], f"kernel default (Linux {kernel} >= {d['since']}: {d['value']} KiB; {d['source']})"
+            rsize = dict(mount.super_options).get("rsize")
+            if rsize and rsize.isdigit():
+                kb = int(rsize) // 4096 * d["rsize_pages_times"] * 4
+                return kb, (f"kernel default (Linux {kernel} >= {d['since']}: rsize {rsize} in pages x "
+                            f"{d['rsize_pages_times']} = {kb} KiB; {d['source']})")
+    return None, f"the kernel default for Linux {kernel} is unknown"
+
+
+def _bdi_device(t: Target, mount, items, used: list[str]) -> udev.UdevDevice:
+    bdi = f"{mount.major}:{mount.minor}"
+
+    def program(cmd: str):
+        words = cmd.split()
+        if words and os.path.basename(words[0]) == "nfsrahead":
+            value, where = nfsrahead_value(items, mount.fstype)
+            used.append(where)
+            return True, str(value)
+        return None
+
+    return udev.UdevDevice({"KERNEL": bdi, "SUBSYSTEM": "bdi", "DEVPATH": f"/devices/virtual/bdi/{bdi}"},
+                           sysattr_reader(t.facts.fs, f"sys/class/bdi/{bdi}"), program=program)
+
+
+def _fix(t: Target, mount, attr: str, want: str, files) -> Fix:
+    vendor = [f for f in files if f.source.endswith("/99-nfs.rules") and "nfsrahead" in f.text]
+    if vendor and attr == "read_ahead_kb":
+        key = mount.fstype if mount.fstype in ("nfs", "nfs4") else "default"
+        return Fix(file="/etc/nfs.conf.d/readahead.conf", change=f"[nfsrahead]\n{key}={want}",
+                   note=f"nfsrahead ({vendor[0].source}) applies it when {mount.mount_point} is mounted")
+    return Fix(file="/etc/udev/rules.d/99-nfs.rules", change=_SEED_RULE % want,
+               note="udev applies it to every NFS bdi when it is added (seed 003)")
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
-    sub, attr, value = t.vars["subsystem"], t.vars["attribute"], str(t.vars["value"])
-    obj, want = f"udev {sub} {attr}", f'SUBSYSTEM=="{sub}", ATTR{{{attr}}}="{value}"'
-    files = udev.read_rules(t.facts.fs)
-    outcome = udev.evaluate(files, udev.UdevDevice({"SUBSYSTEM": sub}, unknown_matches=True))
-    got = outcome.attrs.get(attr)
-    if got and got[0] == value:
-        return [ObjectResult(obj, PASS, want, f"{got[1]}:{got[2]}",
-                             f"{got[1]}:{got[2]} sets {attr}={value} for {sub} devices")]
-    actual = f"{got[1]}:{got[2]} sets {got[0]}" if got else "no rule"
-    return [ObjectResult(obj, FAIL, want, actual,
-                         f"no udev rule sets {attr}={value} for {sub} devices at boot ({actual}); add one to "
-                         f"/etc/udev/rules.d/ (ACTION==\"add\", SUBSYSTEM==\"{sub}\")")]
+    sub, attr, want = t.vars["subsystem"], t.vars["attribute"], str(t.vars["value"])
+    files = t.facts.udev_rules if hasattr(t.facts, "udev_rules") else udev.read_rules(t.facts.fs)
+    items = _nfs_conf(t.facts.fs) if sub == "bdi" else []
+
+    def one(mount) -> ObjectResult:
+        used: list[str] = []
+        out = udev.evaluate(files, _bdi_device(t, mount, items, used))
+        got = out.attrs.get(attr)
+        dropped = [i for i in out.ignored if any(a == attr for a, _ in i.attrs)]
+        if got and "%c" not in got[0] and got[0].strip().isdigit():
+            predicted = got[0].strip()
+            source = f"configured by {got[1]}:{got[2]}" + (f" (nfsrahead: {used[-1]})" if used else "")
+        elif got:
+            predicted, source = UNKNOWN, f"configured by {got[1]}:{got[2]}, value {got[0]!r} cannot be told"
+        else:
+            try:
+                value, source = _kernel_default(t, mount)
+            except TunewatchError as e:
+                value, source = None, f"the kernel default is unknown ({e})"
+            predicted = UNKNOWN if value is None else str(value)
+            if dropped:
+                source = (f"never applied: {dropped[0].source}:{dropped[0].line}: udev drops the line "
+                          f"({dropped[0].problem}); {source}")
+        ok = predicted == want
+        msg = (f"{mount.mount_point} (bdi {mount.major}:{mount.minor}): {attr} after the next boot: {predicted} "
+               f"({source})" + ("" if ok else f", want {want}"))
+        actual = f"{got[1]}:{got[2]}" if got else "no rule"  # the rule's place (outputs/goss.py reads it)
+        return ObjectResult(mount.mount_point, PASS if ok else FAIL, want, actual, msg, predicted=predicted,
+                            source=source, fix=None if ok else _fix(t, mount, attr, want, files))
+
+    return per_object(t.mounts(), lambda m: m.mount_point, one)

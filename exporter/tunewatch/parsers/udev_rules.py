@@ -1,8 +1,32 @@
-"""udev rules files (udev(7)): one rule per line of comma-separated `KEY{attr}OP"value"`.
+"""udev rules files, read and validated the way systemd-udevd does (udev(7); systemd
+src/udev/udev-rules.c at 0052418bf8a2, cited by function name).
 
-Values must be double-quoted; inside them only `\\"` is an escape, as in udev, except in
-`e"..."` strings which take C escapes (`i"..."`, case-insensitive match, is read as plain).
-A backslash at the end of a line continues the rule on the next one.
+Reading (`udev_rules_parse_file()`):
+- lines end at `\\n`, `\\r`, `\\r\\n` or NUL (`read_line()`); a physical line of UDEV_LINE_SIZE
+  (16384) bytes or more makes `read_line()` fail and udev ignores the whole file;
+- leading whitespace is skipped; a line starting with `#` is ignored "regardless of line
+  continuation": inside a continuation it is skipped and the continuation goes on;
+- a line ending in a backslash continues on the next one (the backslash is removed, the
+  next line is appended without its leading whitespace); an empty line ends it; a
+  continued line reaching UDEV_LINE_SIZE is ignored ("Line is too long, ignored."), as is
+  a continuation left open at the end of the file;
+- a rule's line number is that of its last physical line (udev's `line_nr`).
+
+Tokens (`parse_line()`, `udev_rule_parse_value()`): `KEY[{attr}] OP "value"` separated by
+blanks and/or commas (a missing separator is only a style notice); OP one of `==`, `!=`,
+`+=`, `-=`, `=`, `:=`; the value must be double-quoted, optionally prefixed by `e` (C
+escapes, cunescape()) and/or `i` (case-insensitive match), each at most once. In a plain
+value only `\\"` is an escape. A lexical error drops the whole line ("Invalid key/value
+pair, ignoring.").
+
+Validation (`parse_token()`): an unknown key, an operator or attribute the key does not
+take, an `i` prefix on an assignment, an unknown builtin, an ENV{} udev does not let rules
+set, NAME="" or NAME="%k" each drop the whole line (the function returns an error and
+`rule_add_line()` frees the line). Some misuses are only warned about and rewritten
+(NAME+= -> NAME=, ENV:= -> ENV=, ATTR+=/ATTR:= -> ATTR=, TAG:= -> TAG=, OPTIONS+= ->
+OPTIONS=); an unknown OPTIONS value is ignored alone; a second GOTO on a line is ignored,
+a second LABEL replaces the first. A dropped line is kept here with its `problem` and the
+tokens that were valid, so the engine can name it on the devices it would have configured.
 """
 
 from __future__ import annotations
@@ -10,13 +34,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import ParseError
-from ._text import logical_lines
+LINE_SIZE = 16384  # UDEV_LINE_SIZE, src/udev/udev-def.h
+_EOL = re.compile(r"\r\n|\r|\n|\x00")
+_WS = " \t\n\r"
+_OPS = ("==", "!=", "+=", "-=", ":=", "=")
+MATCH_OPS = ("==", "!=")
+# udev-builtin.h: the builtins RUN{builtin} and IMPORT{builtin} accept (udev_builtin_lookup())
+BUILTINS = {"blkid", "btrfs", "dissect_image", "factory_reset", "hwdb", "input_id", "keyboard", "kmod",
+            "net_driver", "net_id", "net_setup_link", "path_id", "uaccess", "usb_id"}
+# sd-device device-private.c device_property_can_set(): properties the kernel or udev owns
+_ENV_READONLY = {"ACTION", "DEVLINKS", "DEVNAME", "DEVPATH", "DEVTYPE", "DRIVER", "IFINDEX", "MAJOR", "MINOR",
+                 "SEQNUM", "SUBSYSTEM", "TAGS", "CURRENT_TAGS", "USEC_INITIALIZED"}
+_OPTIONS = re.compile(r"^(dump|string_escape=(none|replace)|db_persist|watch|nowatch|static_node=.*|"
+                      r"link_priority=-?\d+|log_level=.+)$")
+_IMPORT_ATTRS = {"file", "program", "builtin", "db", "cmdline", "parent"}
+_MATCH_ONLY_NO_ATTR = {"ACTION", "DEVPATH", "KERNEL", "SUBSYSTEM", "DRIVER", "KERNELS", "SUBSYSTEMS", "DRIVERS",
+                       "TAGS", "RESULT"}
 
-_KEY = re.compile(r"[ \t,]*([A-Za-z_][A-Za-z0-9_]*)(?:\{([^}]*)\})?[ \t]*(==|!=|\+=|-=|:=|=)?[ \t]*")
-_PREFIX = re.compile(r"(?:ei|ie|e|i)?\"")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
-            "\\": "\\", '"': '"', "'": "'"}
+
+class RuleError(Exception):
+    """Why udev drops a line (its log message)."""
 
 
 @dataclass(frozen=True)
@@ -25,58 +62,322 @@ class UdevToken:
     attr: str | None
     op: str
     value: str
+    nocase: bool = False  # `i"..."` prefix
 
 
 @dataclass(frozen=True)
 class UdevRule:
     line: int
     tokens: tuple[UdevToken, ...]
+    problem: str | None = None  # set: udev drops this line; `tokens` are the valid ones
+    label: str | None = None
+    goto: str | None = None
 
 
-def _c_unescape(text: str) -> str:
-    def one(m: re.Match) -> str:
-        if m.group(1):
-            return chr(int(m.group(1), 16))
-        return _ESCAPES.get(m.group(2), m.group(0))
-    return re.sub(r"\\(?:x([0-9A-Fa-f]{2})|(.))", one, text)
+@dataclass(frozen=True)
+class ParsedRules:
+    rules: tuple[UdevRule, ...]  # every rule line, dropped ones with their `problem`
+    file_problem: str | None = None  # set: udev ignores the whole file
 
 
-def _value(line: str, pos: int, source: str, n: int) -> tuple[str, int]:
-    prefix = _PREFIX.match(line, pos)
-    if not prefix:
-        raise ParseError(source, f"value at column {pos + 1} is not double-quoted", n)
-    i, out, escaped = prefix.end(), [], "e" in prefix.group()
-    while i < len(line) and line[i] != '"':
-        if line[i] == "\\" and i + 1 < len(line) and (escaped or line[i + 1] == '"'):
+_C_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"',
+              "'": "'", "s": " "}
+
+
+def _cunescape(text: str) -> str:
+    """systemd cunescape_length(): C escapes; an unknown or truncated escape is an error."""
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        nxt = text[i + 1:i + 2]
+        if nxt in _C_ESCAPES:
+            out.append(_C_ESCAPES[nxt])
+            i += 2
+        elif nxt == "x" and re.match(r"[0-9A-Fa-f]{2}", text[i + 2:i + 4]):
+            out.append(chr(int(text[i + 2:i + 4], 16)))
+            i += 4
+        elif nxt in ("u", "U") and re.match(r"[0-9A-Fa-f]{%d}" % (4 if nxt == "u" else 8),
+                                            text[i + 2:i + (6 if nxt == "u" else 10)]):
+            n = 4 if nxt == "u" else 8
+            code = int(text[i + 2:i + 2 + n], 16)
+            if not 0 < code <= 0x10FFFF:  # cunescape_one(): not a valid Unicode character
+                raise RuleError(f"invalid escape sequence in e\"...\" value at {text[i:i + 2 + n]!r}")
+            out.append(chr(code))
+            i += 2 + n
+        elif re.match(r"[0-7]{3}", text[i + 1:i + 4]):
+            out.append(chr(int(text[i + 1:i + 4], 8)))
+            i += 4
+        else:
+            raise RuleError(f"invalid escape sequence in e\"...\" value at {text[i:i + 2]!r}")
+    return "".join(out)
+
+
+def _value(line: str, pos: int) -> tuple[str, bool, int]:
+    """udev_rule_parse_value(): (value, case-insensitive, end position)."""
+    escaped = nocase = False
+    k = pos
+    while k < len(line) and line[k] != '"' and k < pos + 2:
+        if line[k] == "e" and not escaped:
+            escaped = True
+        elif line[k] == "i" and not nocase:
+            nocase = True
+        else:
+            raise RuleError("Invalid key/value pair, ignoring. (value is not double-quoted)")
+        k += 1
+    if k >= len(line) or line[k] != '"':
+        raise RuleError("Invalid key/value pair, ignoring. (value is not double-quoted)")
+    i, out = k + 1, []
+    while True:
+        if i >= len(line):
+            raise RuleError("Invalid key/value pair, ignoring. (unterminated quoted value)")
+        c = line[i]
+        if c == '"':
+            break
+        if c == "\\" and (escaped or line[i + 1:i + 2] == '"'):
+            if i + 1 >= len(line):
+                raise RuleError("Invalid key/value pair, ignoring. (unterminated quoted value)")
             out.append(line[i:i + 2] if escaped else '"')
             i += 2
             continue
-        out.append(line[i])
+        out.append(c)
         i += 1
-    if i >= len(line):
-        raise ParseError(source, "unterminated quoted value", n)
     value = "".join(out)
-    return (_c_unescape(value) if escaped else value), i + 1
+    return (_cunescape(value) if escaped else value), nocase, i + 1
 
 
-def _parse_rule(line: str, source: str, n: int) -> UdevRule:
-    tokens, pos = [], 0
-    while line[pos:].strip(" \t,"):
-        m = _KEY.match(line, pos)
-        if not m or not m.group(1):
-            raise ParseError(source, f"expected a key at column {pos + 1}", n)
-        if not m.group(3):
-            raise ParseError(source, f"{m.group(1)}: missing operator", n)
-        value, pos = _value(line, m.end(), source, n)
-        if pos < len(line) and line[pos] not in " \t,":
-            raise ParseError(source, f"unexpected {line[pos]!r} after the value of {m.group(1)}", n)
-        tokens.append(UdevToken(m.group(1), m.group(2), m.group(3), value))
-    return UdevRule(n, tuple(tokens))
+def _lex(line: str, pos: int) -> tuple[UdevToken | None, int]:
+    """parse_line(): the next token from `pos`, or None at the end of the line."""
+    while pos < len(line) and line[pos] in _WS + ",":
+        pos += 1
+    if pos >= len(line):
+        return None, pos
+    end = pos
+    while True:
+        if end >= len(line):
+            raise RuleError("Invalid key/value pair, ignoring.")
+        if line[end] in _WS + "={" or (line[end] in "+-!:" and line[end + 1:end + 2] == "="):
+            break
+        end += 1
+    key, attr, tmp = line[pos:end], None, end
+    if line[end] == "{":
+        close = line.find("}", end + 1)
+        if close < 0:
+            raise RuleError("Invalid key/value pair, ignoring. (no closing '}')")
+        attr, tmp = line[end + 1:close], close + 1
+    while tmp < len(line) and line[tmp] in _WS:
+        tmp += 1
+    op = next((o for o in _OPS if line.startswith(o, tmp)), None)
+    if op is None:
+        raise RuleError(f"Invalid key/value pair, ignoring. (no operator after {key})")
+    tmp += len(op)
+    while tmp < len(line) and line[tmp] in _WS:
+        tmp += 1
+    value, nocase, end = _value(line, tmp)
+    return UdevToken(key, attr, op, value, nocase), end
 
 
-def parse_udev_rules(text: str, source: str) -> list[UdevRule]:
-    rules = []
-    for n, line in logical_lines(text, strip_continued=True):
-        if line.strip() and not line.lstrip().startswith("#"):
-            rules.append(_parse_rule(line.rstrip(), source, n))
-    return rules
+def _invalid(what: str, key: str) -> RuleError:
+    return RuleError(f"Invalid {what} for {key}.")
+
+
+def _check_token(tok: UdevToken) -> UdevToken | None:
+    """parse_token(): the token as udev keeps it (operator rewritten where udev does), None
+    when udev ignores the token alone; RuleError when udev drops the line."""
+    key, attr, op, value = tok.key, tok.attr, tok.op, tok.value
+    is_match = op in MATCH_OPS
+    if not is_match and tok.nocase:
+        raise RuleError(f"Invalid prefix 'i' for '{key}'. The 'i' prefix can be specified only for '==' or '!=' "
+                        f"operator.")
+    if key in _MATCH_ONLY_NO_ATTR or key == "SYMLINK":
+        if attr is not None:
+            raise _invalid("attribute", key)
+        if not is_match and key != "SYMLINK":
+            raise _invalid("operator", key)
+    elif key == "NAME":
+        if attr is not None:
+            raise _invalid("attribute", key)
+        if op == "-=":
+            raise _invalid("operator", key)
+        op = "=" if op == "+=" else op
+        if not is_match and value in ("%k", ""):
+            raise RuleError(f'Ignoring NAME="{value}", as it will take no effect.')
+    elif key == "ENV":
+        if not attr:
+            raise _invalid("attribute", key)
+        if op == "-=":
+            raise _invalid("operator", key)
+        op = "=" if op == ":=" else op
+        if not is_match and attr in _ENV_READONLY:
+            raise RuleError(f"Invalid ENV attribute. '{attr}' cannot be set.")
+    elif key == "CONST":
+        if attr not in ("arch", "virt"):
+            raise _invalid("attribute", key)
+        if not is_match:
+            raise _invalid("operator", key)
+    elif key == "TAG":
+        if attr is not None:
+            raise _invalid("attribute", key)
+        op = "=" if op == ":=" else op
+    elif key in ("ATTR", "SYSCTL"):
+        if not attr:
+            raise _invalid("attribute", key)
+        if op == "-=":
+            raise _invalid("operator", key)
+        op = "=" if op in ("+=", ":=") else op
+    elif key == "ATTRS":
+        if not attr:
+            raise _invalid("attribute", key)
+        if not is_match:
+            raise _invalid("operator", key)
+    elif key == "TEST":
+        if attr and not re.match(r"^[0-7]{1,4}$", attr):
+            raise RuleError(f"Failed to parse mode '{attr}'")
+        if not is_match:
+            raise _invalid("operator", key)
+        if tok.nocase:
+            raise _invalid("prefix 'i'", key)
+    elif key in ("PROGRAM", "IMPORT"):
+        if key == "PROGRAM" and attr is not None:
+            raise _invalid("attribute", key)
+        if key == "IMPORT" and attr not in _IMPORT_ATTRS:
+            raise _invalid("attribute", key)
+        if op == "-=":
+            raise _invalid("operator", key)
+        if tok.nocase:
+            raise _invalid("prefix 'i'", key)
+        if key == "IMPORT" and attr == "builtin" and value.split()[:1] and value.split()[0] not in BUILTINS:
+            raise RuleError(f"Unknown builtin command: {value}")
+        op = op if is_match else "=="
+    elif key == "OPTIONS":
+        if attr is not None:
+            raise _invalid("attribute", key)
+        if is_match or op == "-=":
+            raise _invalid("operator", key)
+        if not _OPTIONS.match(value):
+            return None  # "Invalid value for OPTIONS key, ignoring": the token alone
+        op = "=" if op == "+=" else op
+    elif key in ("OWNER", "GROUP", "MODE"):
+        if attr is not None:
+            raise _invalid("attribute", key)
+        if is_match or op == "-=":
+            raise _invalid("operator", key)
+        op = "=" if op == "+=" else op
+    elif key == "SECLABEL":
+        if not attr:
+            raise _invalid("attribute", key)
+        if is_match or op == "-=":
+            raise _invalid("operator", key)
+        op = "=" if op == ":=" else op
+    elif key == "RUN":
+        if is_match or op == "-=":
+            raise _invalid("operator", key)
+        if attr not in (None, "program", "builtin"):
+            raise _invalid("attribute", key)
+        if attr == "builtin" and (value.split()[:1] or [""])[0] not in BUILTINS:
+            raise RuleError(f"Unknown builtin command '{value}', ignoring.")
+    elif key in ("GOTO", "LABEL"):
+        if attr is not None:
+            raise _invalid("attribute", key)
+        if op != "=":
+            raise _invalid("operator", key)
+    else:
+        raise RuleError(f"Invalid key '{key}'.")
+    return tok if op == tok.op else UdevToken(key, attr, op, value, tok.nocase)
+
+
+def parse_rule(line: str, n: int) -> UdevRule:
+    """rule_add_line() for one logical line."""
+    tokens: list[UdevToken] = []
+    problem = label = goto = None
+    pos = 0
+    while True:
+        try:
+            tok, pos = _lex(line, pos)
+        except RuleError as e:
+            problem = problem or str(e)
+            break  # udev cannot tell where the next token starts
+        if tok is None:
+            break
+        try:
+            kept = _check_token(tok)
+        except RuleError as e:
+            problem = problem or f"{tok.key}{{{tok.attr}}}{tok.op}: {e}" if tok.attr else \
+                problem or f"{tok.key}{tok.op}: {e}"
+            continue  # keep reading: the valid tokens tell which devices the line was meant for
+        if kept is None:
+            continue
+        if kept.key == "GOTO":
+            if goto is None:
+                goto = kept.value
+            continue  # "Contains multiple GOTO keys, ignoring GOTO=..."
+        if kept.key == "LABEL":
+            label = kept.value  # a second LABEL replaces the first
+            continue
+        tokens.append(kept)
+    return UdevRule(n, tuple(tokens), problem, label, goto)
+
+
+def _physical_lines(text: str) -> list[str]:
+    lines = _EOL.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()  # the text ended with an end of line
+    return lines
+
+
+def _byte_len(text: str) -> int:
+    """Length in bytes as udev reads the file (undecodable bytes kept as surrogates count 1)."""
+    try:
+        return len(text.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:  # a surrogate that stands for no byte
+        return len(text.encode("utf-8", "surrogatepass"))
+
+
+def parse_udev_rules_file(text: str) -> ParsedRules:
+    rules: list[UdevRule] = []
+    continuation: str | None = None
+    too_long = False
+    physical = _physical_lines(text)
+    for n, raw in enumerate(physical, 1):
+        if len(raw) >= LINE_SIZE // 4 and _byte_len(raw) >= LINE_SIZE:
+            lenient = parse_udev_rules_file("\n".join(physical[:n - 1] + [""] + physical[n:])).rules
+            why = f"line {n} is {len(raw)} bytes long (udev reads lines shorter than {LINE_SIZE} bytes) and " \
+                  f"udev ignores the whole file"
+            return ParsedRules(tuple(UdevRule(r.line, r.tokens, r.problem or why, r.label, r.goto)
+                                     for r in lenient), why)
+        line = raw.lstrip(_WS)
+        if line.startswith("#"):
+            continue  # ignored even inside a continuation
+        if continuation is not None and not too_long:
+            if len(continuation) + len(line) >= LINE_SIZE:
+                too_long = True
+            continuation += line
+            if not too_long:
+                line = continuation
+        if line.endswith("\\"):
+            if too_long:
+                continue
+            if continuation is None:
+                continuation = line[:-1]
+            else:
+                continuation = continuation[:-1]
+            continue
+        if too_long:
+            rules.append(UdevRule(n, parse_rule(continuation or "", n).tokens,
+                                  f"Line is too long, ignored (a continued line of {LINE_SIZE} bytes or more)"))
+        elif line:
+            rules.append(parse_rule(line, n))
+        continuation, too_long = None, False
+    if continuation is not None:
+        rule = parse_rule(continuation, len(physical))
+        rules.append(UdevRule(rule.line, rule.tokens, "Unexpected EOF after line continuation, line ignored.",
+                              rule.label, rule.goto))
+    return ParsedRules(tuple(rules))
+
+
+def parse_udev_rules(text: str, source: str = "") -> list[UdevRule]:
+    """The rules udev keeps (dropped lines left out)."""
+    return [r for r in parse_udev_rules_file(text).rules if r.problem is None]

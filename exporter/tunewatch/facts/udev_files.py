@@ -1,0 +1,65 @@
+"""The udev rules files the next boot reads (systemd `udev_rules_load()`,
+`conf_files_list_strv(".rules")`, `udev_rules_parse_file()`), parsed once per scan.
+
+Directories /etc, /run, /usr/local/lib, /usr/lib and /lib `udev/rules.d` are merged by file
+name (the first directory wins for a name) and read in lexical order of names; /run is a
+tmpfs emptied at every boot, so it takes no part in the prediction. Only names ending in
+`.rules`, not starting with `.`; a file that is empty or a link to /dev/null masks its name
+("Skipping empty file"); a dangling link is skipped ("Failed to open ..., ignoring").
+An unreadable file raises (FactError): the only udev file that makes a check `error`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+from ..fs import FS
+from ..parsers.udev_rules import UdevRule, parse_udev_rules_file
+
+RULES_DIRS = ("etc/udev/rules.d", "usr/local/lib/udev/rules.d", "usr/lib/udev/rules.d", "lib/udev/rules.d")
+RUNTIME_RULES_DIR = "run/udev/rules.d"  # gone at the next boot
+
+
+@dataclass(frozen=True)
+class RulesFile:
+    source: str
+    rules: tuple[UdevRule, ...]  # dropped lines included, with their `problem`
+    problem: str | None = None  # set: udev ignores the whole file
+    text: str = ""  # kept so boot_scripts() need not read the file again
+
+
+_CACHE: "weakref.WeakKeyDictionary[FS, list[RulesFile]]" = weakref.WeakKeyDictionary()
+
+
+def rules_files(fs: FS, dirs: tuple[str, ...] = RULES_DIRS) -> list[str]:
+    """conf_files_list(): `*.rules`, not hidden, merged by name, masks dropped."""
+    chosen: dict[str, str] = {}
+    for d in dirs:
+        for rel in fs.glob(d, "*.rules"):
+            name = rel.rsplit("/", 1)[1]
+            if not name.startswith("."):
+                chosen.setdefault(name, rel)
+    return [chosen[n] for n in sorted(chosen)]
+
+
+def read_rules(fs: FS) -> list[RulesFile]:
+    """The rules the next boot reads, parsed once per FS (one scan)."""
+    try:
+        return _CACHE[fs]
+    except (KeyError, TypeError):
+        pass
+    files = []
+    for rel in rules_files(fs):
+        if fs.readlink(rel) == "/dev/null":
+            continue  # masked
+        text = fs.read_text(rel)
+        if not text:
+            continue  # None: a dangling link ("Failed to open ..., ignoring"); "": an empty file masks the name
+        parsed = parse_udev_rules_file(text)
+        files.append(RulesFile(rel, parsed.rules, parsed.file_problem, text))
+    try:
+        _CACHE[fs] = files
+    except TypeError:
+        pass
+    return files

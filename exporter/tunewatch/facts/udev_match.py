@@ -1,0 +1,170 @@
+"""udev's string matching and `$`/`%` substitutions, as systemd does them.
+
+- `match_string()`: udev-rules.c `rule_line_add_token()` (match type chosen from the
+  value: empty, `?*`, plain, glob, `subsystem|bus|class`; the value split into a nulstr at
+  `|`, an empty alternative meaning "or empty") and `token_match_string()` (fnmatch(3)
+  with flags 0, FNM_CASEFOLD for an `i"..."` value).
+- `substitute_format()`: udev-format.c `udev_event_apply_format()`: `$kernel %k`,
+  `$number %n`, `$devpath %p`, `$id %b`, `$driver %d`, `$attr{f} %s{f}`, `$env{k} %E{k}`,
+  `$result %c`, `$parent %P`, `$name`, `$links`, `$root %r`, `$sys %S`, `$devnode %N`,
+  `$major %M`, `$minor %m`, `$$`, `%%`. What cannot be told from a snapshot (the program
+  result when the program was not run, major/minor) is left as written and reported.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+_GLOB_CHARS = "*?["
+_SUBSYSTEM_WORDS = ("subsystem", "bus", "class")
+
+
+@functools.lru_cache(maxsize=4096)
+def _fnmatch_regex(pattern: str, nocase: bool) -> re.Pattern:
+    """fnmatch(3) with flags 0 (or FNM_CASEFOLD): `*` and `?` match any character,
+    `/` and a leading `.` included; brackets with `!`/`^`; a backslash quotes."""
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        i += 1
+        if c == "*":
+            out.append(".*")
+        elif c == "?":
+            out.append(".")
+        elif c == "\\" and i < n:
+            out.append(re.escape(pattern[i]))
+            i += 1
+        elif c == "[":
+            j = i
+            if j < n and pattern[j] in "!^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                end = pattern.find(":]", j + 2) if pattern.startswith("[:", j) else -1
+                j = end + 2 if end >= 0 else j + 1
+            if j >= n:
+                out.append(re.escape(c))  # no closing bracket: a literal '['
+                continue
+            body = pattern[i:j]
+            i = j + 1
+            neg = body[:1] in ("!", "^")
+            body = body[1:] if neg else body
+            body = re.sub(r"\[:(\w+):\]", lambda m: _CLASSES.get(m.group(1), ""), body.replace("\\", "\\\\"))
+            out.append(f"[{'^' if neg else ''}{body}]")
+        else:
+            out.append(re.escape(c))
+    return re.compile("".join(out) + r"\Z", re.S | (re.I if nocase else 0))
+
+
+_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+            "space": r" \t\n\r\f\v", "xdigit": "0-9A-Fa-f", "punct": r"!-/:-@\[-`{-~", "blank": r" \t"}
+
+
+def fnmatch(pattern: str, text: str, nocase: bool = False) -> bool:
+    return _fnmatch_regex(pattern, nocase).match(text) is not None
+
+
+def match_string(pattern: str, op: str, value: str | None, nocase: bool = False, subsystem_key: bool = False) -> bool:
+    """True when the token holds (`op` is `==` or `!=`); an unset value is ""."""
+    text = value or ""
+    if subsystem_key and pattern in _SUBSYSTEM_WORDS:
+        words = _SUBSYSTEM_WORDS
+        hit = (text.lower() if nocase else text) in words
+        return hit == (op == "==")
+    if pattern == "" or pattern == "?*":
+        hit = text == ""
+        if pattern == "?*":
+            op = "!=" if op == "==" else "=="
+        return hit == (op == "==")
+    alternatives = pattern.split("|")
+    with_empty = any(a == "" for a in alternatives)
+    alternatives = [a for a in alternatives if a]
+    if with_empty and text == "":
+        hit = True
+    elif any(c in pattern for c in _GLOB_CHARS):
+        hit = any(fnmatch(a, text, nocase) for a in alternatives)
+    else:
+        hit = any((a.lower() == text.lower()) if nocase else a == text for a in alternatives)
+    return hit == (op == "==")
+
+
+_LONG = {"devpath": "p", "number": "n", "kernel": "k", "id": "b", "driver": "d", "devnode": "N", "attr": "s",
+         "sysfs": "s", "env": "E", "major": "M", "minor": "m", "result": "c", "parent": "P", "name": "D",
+         "links": "L", "root": "r", "sys": "S", "tempnode": "N"}
+_FORMAT = re.compile(r"\$\$|%%|\$(" + "|".join(sorted(_LONG, key=len, reverse=True)) + r")(?:\{([^}]*)\})?"
+                     r"|%([pnkbdNsEMmcPrS])(?:\{([^}]*)\})?")
+
+
+def _attr_value(ev, name: str) -> str | None:
+    for level in (ev.levels[0], ev.parent):
+        if level is not None:
+            value = ev.attr_of(level, name)
+            if value is not None:
+                return value.rstrip()
+    return None
+
+
+def substitute_format(text: str, ev) -> tuple[str, str | None]:
+    """(substituted text, the first thing that could not be told or None). `ev` is the
+    engine's event (dev, levels, parent, props, name, result, out.devlinks)."""
+    if "$" not in text and "%" not in text:
+        return text, None
+    unknown: list[str] = []
+    kernel = ev.dev.values.get("KERNEL") or ""
+
+    def one(m: re.Match) -> str:
+        whole = m.group(0)
+        if whole in ("$$", "%%"):
+            return whole[0]
+        code = _LONG[m.group(1)] if m.group(1) else m.group(3)
+        arg = m.group(2) if m.group(1) else m.group(4)
+        if code == "k":
+            return kernel
+        if code == "n":
+            digits = re.search(r"\d+$", kernel)
+            return digits.group(0) if digits else ""
+        if code == "p":
+            return ev.dev.values.get("DEVPATH") or ""
+        if code == "b":
+            return (ev.parent.kernel or "") if ev.parent else ""
+        if code == "d":
+            return (ev.parent.driver or "") if ev.parent else ""
+        if code == "E":
+            return ev.props.get(arg or "", "")
+        if code == "s":
+            value = _attr_value(ev, arg or "")
+            if value is None and (arg or "").startswith("["):
+                unknown.append(whole)
+                return whole
+            return value or ""
+        if code == "c":
+            if not ev.result_known:
+                unknown.append("PROGRAM result")
+                return whole
+            result = ev.result or ""
+            if arg:
+                words, idx = result.split(), arg.rstrip("+")
+                k = int(idx) - 1 if idx.isdigit() else 0
+                return " ".join(words[k:]) if arg.endswith("+") else (words[k] if 0 <= k < len(words) else "")
+            return result
+        if code == "D":
+            return ev.name or kernel
+        if code == "P":
+            return (ev.levels[1].kernel or "") if len(ev.levels) > 1 else ""
+        if code == "L":
+            return " ".join(ev.out.devlinks)
+        if code == "r":
+            return "/dev"
+        if code == "S":
+            return "/sys"
+        if code == "N":
+            return f"/dev/{kernel}"
+        number = ev.props.get("MAJOR" if code == "M" else "MINOR")  # the uevent's MAJOR/MINOR
+        if number is None:
+            unknown.append(whole)
+            return whole
+        return number
+
+    return _FORMAT.sub(one, text), (unknown[0] if unknown else None)
