@@ -57,7 +57,7 @@ class Facts:
         # vmware/ from vSphere with --vsphere.config; only whoever imported facts.vmware can
         # have configured that source, so a scan without it does not import it for nothing
         vmware = sys.modules.get(f"{__package__}.vmware")
-        self.fs = fs if vmware is None else _reader("vmware").source_fs(fs)
+        self.fs = fs if vmware is None else vmware.source_fs(fs)
         self.deadline = deadline  # time.monotonic() after which no fact is read
         self.module_params = module_params or {}
         self._facts: dict[str, tuple[bool, object]] = {}
