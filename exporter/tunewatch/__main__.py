@@ -6,4 +6,4 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+sys.exit(main())  # main() without argv flushes and ends the process itself

@@ -62,7 +62,10 @@ def _scan_args(p: argparse.ArgumentParser) -> None:
     _content_args(p)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with `only` (a subcommand name) without what only the
+    other subcommands need: the serve flags and the export/remediate modules are imported
+    for their own subcommands (or for help), not for every scan (issue 22)."""
     parser = argparse.ArgumentParser(
         prog="tunewatch",
         description="Prove that network and storage tuning is in place now and survives the next reboot.",
@@ -119,8 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="Prometheus exporter: scan in the background, serve /metrics")
     _scan_args(p)
-    from .serveopts import add_serve_arguments  # light: no web stack for the other commands
-    add_serve_arguments(p)
+    if only in (None, "serve"):
+        from .serveopts import add_serve_arguments  # light: no web stack for the other commands
+        add_serve_arguments(p)
     _detail_arg(p)
     vsphere_arguments(p, "serve")
 
@@ -148,11 +152,21 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shell", choices=("bash", "zsh", "tcsh"))
     _content_args(p)
-    from .outputs import goss
-    from .remediate import command as remediate
-    goss.add_parser(sub, _scan_args)
-    remediate.add_parser(sub, _scan_args)
+    if only not in COMMANDS or only in ("export", "remediate"):
+        from .outputs import goss
+        from .remediate import command as remediate
+        goss.add_parser(sub, _scan_args)
+        remediate.add_parser(sub, _scan_args)
     return parser
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand argv names (the first word: tunewatch has no global option that takes
+    a value), or None for help, --version or a mistyped command (the full parser says so)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
 
 
 SHIPPED = ("checks", "rules", "dashboards", "docs", "contrib")
@@ -396,8 +410,28 @@ COMMANDS = {"scan": cmd_scan, "serve": cmd_serve, "collect": cmd_collect, "check
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the console script: nothing runs after us, so skip the interpreter's teardown
+        return _exit_now(_main(sys.argv[1:]))
+    return _main(argv)
+
+
+def _exit_now(code: int) -> int:
+    """Flush what we wrote and end the process without tearing the interpreter down (module
+    and object clean-up is ~10 % of a scan's wall time, issue 22). serve returns only once its
+    own shutdown is done; every file we write is closed by then."""
     try:
-        args = build_parser().parse_args(argv)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader went away (| head): as main() treats it
+        code = 0
+    except (OSError, ValueError):
+        return code  # let the interpreter report it as it would
+    os._exit(code)
+
+
+def _main(argv: list[str]) -> int:
+    try:
+        args = build_parser(_command_of(argv)).parse_args(argv)
     except SystemExit as e:  # argparse: usage errors are 1 here, 2 means "a check fails"
         return 1 if e.code else 0
     try:

@@ -40,14 +40,14 @@ def shipped_dir(name: str) -> str | None:
     truth; an installed wheel uses the copy setup.py put into the package, found through
     importlib.resources so venv, --user, --target and system installs all work.
     """
-    import importlib.resources  # local: this hunk stays inside the function
-    import pathlib
-
     package = os.path.dirname(os.path.abspath(__file__))
     if os.path.basename(os.path.dirname(package)) == "exporter":  # <checkout>/exporter/tunewatch
         checkout = os.path.join(os.path.dirname(os.path.dirname(package)), name)
         if os.path.isdir(checkout):
             return checkout
+    import importlib.resources  # only here: 5-10 ms of imports a checkout does not need
+    import pathlib
+
     packaged = importlib.resources.files(__package__) / "data" / name
     if isinstance(packaged, pathlib.Path) and packaged.is_dir():  # not inside a zip
         return str(packaged)
@@ -205,9 +205,16 @@ class Content:
         from .fs import read_regular_file
 
         h = hashlib.sha256(f"{CACHE_FORMAT}\0{__version__}\0{self.directory}\0".encode())
-        h.update(json.dumps({k: v.VARS_SCHEMA for k, v in kinds.KINDS.items()}, sort_keys=True, default=str).encode())
+        # The kinds' sources stand for their VARS_SCHEMA (some build it from a sibling's
+        # constants, so every module of the package): importing 18 kinds to read their
+        # schemas was a third of a scan's start-up (issue 22).
+        kinds_dir = os.path.dirname(os.path.abspath(kinds.__file__))
+        h.update(json.dumps(sorted(kinds.KINDS)).encode())
         schema_dir = os.path.join(self.directory, "schema")
         try:
+            for name in sorted(n for n in os.listdir(kinds_dir) if n.endswith(".py")):
+                with open(os.path.join(kinds_dir, name), "rb") as f:
+                    h.update(f"\0{name}\0".encode() + f.read())
             schemas = [os.path.join(schema_dir, n) for n in sorted(os.listdir(schema_dir))]
             for path in schemas + files:
                 data = read_regular_file(path, MAX_BYTES)

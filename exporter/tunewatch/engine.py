@@ -193,9 +193,8 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
 
 
 def _send(fd: int, item) -> None:
-    data = pickle.dumps(item)
-    os.write(fd, struct.pack("!I", len(data)))
-    view = memoryview(data)
+    data = pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+    view = memoryview(struct.pack("!I", len(data)) + data)  # one write per result: one wake-up of the parent
     while view:
         view = view[os.write(fd, view):]
 

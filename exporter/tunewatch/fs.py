@@ -106,6 +106,17 @@ def read_regular_file(path: str, max_bytes: int) -> bytes:
     return read_fd(_open_checked(path, os.stat(path), path, 0), max_bytes, path)
 
 
+LINK, REGULAR, OTHER = 1, 2, 3  # entry types a directory listing keeps
+SMALL_FILE_BYTES = 64 << 10  # files up to this size are kept for the scan once read
+
+
+def _entry_type(entry: os.DirEntry) -> int:
+    """From d_type (no stat where the file system fills it in, as sysfs, procfs, ext4 and xfs do)."""
+    if entry.is_symlink():
+        return LINK
+    return REGULAR if entry.is_file(follow_symlinks=False) else OTHER
+
+
 def decode_text(data: bytes) -> str:
     """As open(..., errors="replace") in text mode would: UTF-8, universal newlines."""
     text = data.decode("utf-8", errors="replace")
@@ -120,7 +131,12 @@ class FS:
         self.live = self.root == "/"
         self._prefix = self.root.rstrip("/") + "/"
         self._resolved: dict[str, tuple[str, ...]] = {}
-        self._links: dict[tuple[str, ...], dict[str, bool] | None] = {}  # directory -> {entry: is a link}
+        # directory -> {entry: LINK, REGULAR or OTHER} from one scandir, or the OSError it
+        # raised: each directory is listed once per FS (once per scan), whoever asks
+        self._listings: dict[tuple[str, ...], dict[str, int] | OSError] = {}
+        # small files read once per scan (rel -> bytes, None when missing): a value that two
+        # facts need (numa_node, operstate, mountinfo) is opened once
+        self._small: dict[str, bytes | None] = {}
         self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
         self._network_names: frozenset[str] | None = None  # last components of those mount points
 
@@ -184,10 +200,8 @@ class FS:
                 names = self._network_names
                 if names is None or name in names:
                     self._refuse_network((*start, name), rel)
-                links = self._links.get(start, False)
-                if links is False:
-                    links = self._links[start] = self._list_links(start)
-                if links is not None and links.get(name) is False:  # listed, not a link
+                links = self._list_links(start)
+                if links is not None and links.get(name, LINK) != LINK:  # listed, not a link
                     hit = self._resolved[rel] = (*start, name)
                     return hit
             hit = self._resolved[rel] = self._resolve(start, name, rel)
@@ -231,23 +245,28 @@ class FS:
         """readlink of root/parts, or None; a directory's entries are listed once (the
         listing says which are links), so 3,000 proc/<pid> cost one scandir, not 3,000
         readlinks. A name the listing lacks (it appeared since) is asked directly."""
-        parent = tuple(parts[:-1])
-        links = self._links.get(parent, False)
-        if links is False:
-            links = self._links[parent] = self._list_links(parent)
-        if links is not None and links.get(parts[-1]) is False:
+        links = self._list_links(tuple(parts[:-1]))
+        if links is not None and links.get(parts[-1], LINK) != LINK:
             return None
         try:
             return os.readlink(self._prefix + "/".join(parts))
         except OSError:
             return None
 
-    def _list_links(self, parent: tuple[str, ...]) -> dict[str, bool] | None:
-        try:  # names and d_type only: nothing below the entries is touched
-            with os.scandir(self._prefix + "/".join(parent) if parent else self.root) as entries:
-                return {e.name: e.is_symlink() for e in entries}
-        except OSError:
-            return None
+    def _list_links(self, parent: tuple[str, ...]) -> dict[str, int] | None:
+        listing = self._listing(parent)
+        return None if isinstance(listing, OSError) else listing
+
+    def _listing(self, parent: tuple[str, ...]) -> dict[str, int] | OSError:
+        listing = self._listings.get(parent)
+        if listing is None:
+            try:  # names and d_type only: nothing below the entries is touched
+                with os.scandir(self._prefix + "/".join(parent) if parent else self.root) as entries:
+                    listing = {e.name: _entry_type(e) for e in entries}
+            except OSError as e:
+                listing = e
+            self._listings[parent] = listing
+        return listing
 
     def _leaf(self, rel: str) -> str:
         """Path of `rel` with its directory resolved and its own name not followed."""
@@ -268,7 +287,31 @@ class FS:
         return None if opened is None else opened[0]
 
     def _open_sized(self, rel: str) -> tuple[int, int] | None:
-        path = self._leaf(rel)
+        rel = rel.strip("/")
+        parent, _, name = rel.rpartition("/")
+        if name in ("", ".", ".."):
+            path = self.path(rel)
+        else:  # _leaf, inline: this runs once per file read (3,600 times a scan on a big host)
+            parts = self._components(parent) if parent else ()
+            names = self._network_names
+            if names is None or name in names:
+                self._refuse_network((*parts, name), rel)
+            path = self._prefix + "/".join(parts) + "/" + name if parts else self._prefix + name
+            listing = self._listings.get(parts)
+            if listing.__class__ is dict and listing.get(name) == REGULAR:
+                # The listing saw a regular file (d_type): no lstat; the fstat after the
+                # open catches a swap since, and O_NONBLOCK keeps a FIFO from blocking.
+                try:
+                    fd = os.open(path, _OPEN_FLAGS | os.O_NOFOLLOW)
+                    st = os.fstat(fd)
+                except (FileNotFoundError, NotADirectoryError):
+                    return None
+                except OSError as e:
+                    raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
+                if not stat.S_ISREG(st.st_mode):
+                    os.close(fd)
+                    raise FactError(f"cannot read {rel}: {_file_kind(st.st_mode)}, not a regular file")
+                return fd, st.st_size
         try:
             st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):  # follow it here, inside the root and checked
@@ -281,6 +324,18 @@ class FS:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
     def read_bytes(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> bytes | None:
+        try:
+            data = self._small[rel]
+        except KeyError:
+            data = self._read_bytes(rel, max_bytes)
+            if data is None or len(data) <= SMALL_FILE_BYTES:  # what is kept stays small
+                self._small[rel] = data
+            return data
+        if data is not None and len(data) > max_bytes:  # kept under a larger cap: as a read would say
+            raise FactError(f"cannot read {rel}: larger than {max_bytes} bytes")
+        return data
+
+    def _read_bytes(self, rel: str, max_bytes: int) -> bytes | None:
         opened = self._open_sized(rel)
         if opened is None:
             return None
@@ -343,13 +398,13 @@ class FS:
         return os.path.isdir(self.path(rel))
 
     def listdir(self, rel: str) -> list[str]:
-        """Sorted entry names; empty when the directory does not exist."""
-        try:
-            return sorted(os.listdir(self.path(rel)))
-        except (FileNotFoundError, NotADirectoryError):
+        """Sorted entry names; empty when the directory does not exist. Listed once per FS."""
+        listing = self._listing(self._components(rel.strip("/")))
+        if isinstance(listing, (FileNotFoundError, NotADirectoryError)):
             return []
-        except OSError as e:
-            raise FactError(f"cannot list {rel}: {e.strerror or e}") from e
+        if isinstance(listing, OSError):
+            raise FactError(f"cannot list {rel}: {listing.strerror or listing}")
+        return sorted(listing)
 
     def readlink(self, rel: str) -> str | None:
         """The raw target of a symlink (the last component is not followed)."""

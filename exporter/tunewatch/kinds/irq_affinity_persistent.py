@@ -71,6 +71,8 @@ def _through_lowers(master: str, code: str) -> bool:
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
+    if not t.interfaces():  # nothing in scope: parse no boot configuration (issue 22)
+        return []
     patterns = [re.compile(p) for p in t.vars["patterns"]]
     mechanisms = set(t.vars.get("mechanisms", _MECHANISMS))
     scripts = [s for s in t.facts.boot_scripts if s.mechanism in mechanisms and s.mechanism != "udev"]

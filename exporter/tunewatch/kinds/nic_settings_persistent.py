@@ -116,6 +116,8 @@ def _driver_default(t: Target, iface, key: str):
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
+    if not t.interfaces():  # nothing in scope: parse no boot configuration (issue 22)
+        return []
     persisted = t.facts.persisted_ethtool
 
     def one(iface):

@@ -15,22 +15,20 @@ IRQs, mounts or CPUs. `detail=True` adds one series per object, per data IRQ and
 numeric setting (docs/metrics.md, "Detail"). No label ever carries a value that changes
 from scan to scan (expected/actual text, pids, file:line): those are in the JSON report.
 
-Everything goes through prometheus_client (custom collectors on private registries and
-`generate_latest`), so escaping and the 0.0.4 text format are the library's.
+The families are built as light `Family` objects (outputs/textformat.py); serve hands
+them to prometheus_client (`scan_families`/`serve_families` return the library's metric
+objects, for its text and OpenMetrics writers), while `render` writes the 0.0.4 text with
+textformat, byte for byte what `generate_latest` writes, without importing the library.
 """
 
 from __future__ import annotations
 
 import os
-import platform
-import tempfile
 import threading
 from typing import Any, Callable, Iterable, Iterator
 
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-
 from .. import __version__
+from .textformat import Family, client_families, text_exposition
 
 # Same values and order as kinds.base.STATUSES (not imported: keep this module light).
 STATUSES = ("pass", "fail", "error", "notapplicable", "waived")
@@ -64,15 +62,25 @@ def _number(value: Any) -> float | None:
     return number if number == number and number not in (float("inf"), float("-inf")) else None
 
 
-def _gauge(name: str, documentation: str, labels: Iterable[str] = ()) -> GaugeMetricFamily:
-    return GaugeMetricFamily(name, documentation, labels=list(labels))
+Metric = Family  # the type the builders below return
 
 
-# --- per-scan metrics ------------------------------------------------------------------
+def _gauge(name: str, documentation: str, labels: Iterable[str] = ()) -> Family:
+    return Family(name, documentation, "gauge", labels)
 
 
-def scan_families(result: Any, detail: bool = False) -> list[Metric]:
-    """Every per-scan metric of docs/metrics.md except scan health and build info."""
+def _counter(name: str, documentation: str, labels: Iterable[str] = ()) -> Family:
+    """As CounterMetricFamily: the family is named without `_total`, its sample with it."""
+    return Family(name[:-6] if name.endswith("_total") else name, documentation, "counter", labels)
+
+
+def scan_families(result: Any, detail: bool = False) -> list:
+    """Every per-scan metric of docs/metrics.md except scan health and build info, as
+    prometheus_client metric objects."""
+    return client_families(_scan_families(result, detail))
+
+
+def _scan_families(result: Any, detail: bool = False) -> list[Metric]:
     profile = result.profile
     check_status = _gauge("tunewatch_check_status",
                           "State set of each selected check: 1 for its current status, 0 for the others "
@@ -213,6 +221,7 @@ def _irq_placement(result: Any, dense: bool) -> Metric:
 
 
 def build_info() -> Metric:
+    import platform  # here, as tempfile below: imports only the output written needs
     info = _gauge("tunewatch_build_info", "tunewatch build.", ("version", "python_version"))
     info.add_metric([__version__, platform.python_version()], 1.0)
     return info
@@ -229,8 +238,12 @@ def result_health_families(result: Any) -> list[Metric]:
     return [success, duration, last]
 
 
-def serve_families(state: Any) -> list[Metric]:
-    """Scan health of the serve loop, from a ScanState snapshot."""
+def serve_families(state: Any) -> list:
+    """Scan health of the serve loop, from a ScanState snapshot (prometheus_client objects)."""
+    return client_families(_serve_families(state))
+
+
+def _serve_families(state: Any) -> list[Metric]:
     families: list[Metric] = []
     if state.first_scan_done:
         success = _gauge("tunewatch_scan_success",
@@ -247,12 +260,12 @@ def serve_families(state: Any) -> list[Metric]:
         families.append(last)
     running = _gauge("tunewatch_scan_in_progress", "1 while a scan runs.")
     running.add_metric([], 1.0 if state.scan_in_progress else 0.0)
-    scans = CounterMetricFamily("tunewatch_scans_total", "Scans started.")
+    scans = _counter("tunewatch_scans_total", "Scans started.")
     scans.add_metric([], float(state.scans_total))
-    errors = CounterMetricFamily("tunewatch_scan_errors_total", "Failed scans, by reason.", labels=["reason"])
+    errors = _counter("tunewatch_scan_errors_total", "Failed scans, by reason.", labels=["reason"])
     for reason in ERROR_REASONS:
         errors.add_metric([reason], float(state.scan_errors_total.get(reason, 0)))
-    skipped = CounterMetricFamily("tunewatch_scans_skipped_total",
+    skipped = _counter("tunewatch_scans_skipped_total",
                                   "Due or requested scans not started because a timed-out scan still runs.")
     skipped.add_metric([], float(state.scans_skipped_total))
     return families + [running, scans, errors, skipped, build_info()]
@@ -271,7 +284,10 @@ class _Families:
         return iter(self._families)
 
 
-def expose(families: list[Metric]) -> bytes:
+def expose(families: list) -> bytes:
+    """prometheus_client metric objects in the text format, by the library."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Families(families))
     return generate_latest(registry)
@@ -279,7 +295,7 @@ def expose(families: list[Metric]) -> bytes:
 
 def render(result: Any, detail: bool = False) -> str:
     """Text exposition (format 0.0.4) of one scan, for the textfile collector."""
-    return expose(scan_families(result, detail) + result_health_families(result) + [build_info()]).decode("utf-8")
+    return text_exposition(_scan_families(result, detail) + result_health_families(result) + [build_info()])
 
 
 def make_renderer(detail: bool = False) -> Callable[[Any], bytes]:
@@ -311,6 +327,8 @@ def write_textfile(path: str, text: str) -> None:
 
     The temp name does not end in .prom, so the textfile collector never reads a partial file.
     """
+    import tempfile
+
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:

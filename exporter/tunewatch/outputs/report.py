@@ -4,7 +4,6 @@ JUnit XML. The text report for a terminal is in text.py."""
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 
 from ..engine import ScanResult
 from .text import render_text  # noqa: F401 - the text report's historical home
@@ -44,6 +43,8 @@ def render_json(result: ScanResult) -> str:
 
 def render_junit(result: ScanResult) -> str:
     """One testsuite per scan, one testcase per check object (CI dashboards count objects)."""
+    import xml.etree.ElementTree as ET  # here: the JSON and text reports do not need it
+
     cases = [(r, o) for r in result.results for o in r.objects]
     suite = ET.Element("testsuite", name=f"tunewatch.{result.profile}", tests=str(len(cases)),
                        failures=str(sum(o.status == "fail" for _, o in cases)),

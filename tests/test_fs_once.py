@@ -1,0 +1,92 @@
+"""A scan lists each directory once and opens each file once (issue 22), counted at the
+os calls the FS makes, on the example snapshots and the generated big host."""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import os
+
+import pytest
+
+from tunewatch import engine, fs
+from tunewatch.content import Content
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "snapshots", "examples")
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("gen_big_host", os.path.join(HERE, "..", "benchmarks", "gen_big_host.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def count_calls(monkeypatch, content, profile, root):
+    opens, listings = collections.Counter(), collections.Counter()
+    real_open, real_scandir, real_listdir = os.open, os.scandir, os.listdir
+
+    def counted_open(path, *args, **kwargs):
+        opens[path] += 1
+        return real_open(path, *args, **kwargs)
+
+    def counted_scandir(path="."):
+        listings[path] += 1
+        return real_scandir(path)
+
+    def counted_listdir(path="."):
+        listings[path] += 1
+        return real_listdir(path)
+
+    for name, fn in (("open", counted_open), ("scandir", counted_scandir), ("listdir", counted_listdir)):
+        monkeypatch.setattr(fs.os, name, fn)
+    result = engine.scan(content, profile, root)
+    monkeypatch.undo()
+    return result, opens, listings
+
+
+@pytest.fixture(scope="module")
+def content():
+    return Content()
+
+
+@pytest.mark.parametrize("example", sorted(d for d in os.listdir(EXAMPLES) if os.path.isdir(os.path.join(EXAMPLES, d))))
+def test_example_lists_and_opens_once(monkeypatch, content, example):
+    result, opens, listings = count_calls(monkeypatch, content, content.resolve("auto"), os.path.join(EXAMPLES, example))
+    assert result.results and opens and listings
+    assert {p: n for p, n in opens.items() if n > 1} == {}
+    assert {p: n for p, n in listings.items() if n > 1} == {}
+
+
+def test_big_host_lists_and_opens_once(monkeypatch, content, tmp_path):
+    gen = _gen()
+    root = gen.build(str(tmp_path / "host"), 64)
+    result, opens, listings = count_calls(monkeypatch, content, content.resolve(gen.PROFILE), root)
+    assert result.summary["fail"] > 0
+    assert sum(opens.values()) > 3000  # every proc/<pid>/comm, smp_affinity_list, ...
+    assert {p: n for p, n in opens.items() if n > 1} == {}
+    assert {p: n for p, n in listings.items() if n > 1} == {}
+
+
+def test_small_file_kept_per_fs_and_caps_still_hold(monkeypatch, tmp_path):
+    (tmp_path / "value").write_text("1500\n")
+    (tmp_path / "big").write_bytes(b"x" * (fs.SMALL_FILE_BYTES + 1))
+    opened = collections.Counter()
+    real_open = os.open
+
+    def counted_open(path, *args, **kwargs):
+        opened[os.path.basename(path)] += 1
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(fs.os, "open", counted_open)
+    tree = fs.FS(str(tmp_path))
+    assert tree.read_value("value") == "1500" and tree.read_text("value") == "1500\n"
+    assert tree.read_text("missing") is None and tree.read_text("missing") is None
+    assert len(tree.read_bytes("big")) == len(tree.read_bytes("big")) == fs.SMALL_FILE_BYTES + 1
+    with pytest.raises(fs.FactError, match="larger than 3 bytes"):
+        tree.read_bytes("value", 3)
+    monkeypatch.undo()
+    assert opened["value"] == 1
+    assert opened["big"] == 2  # larger files are not kept: memory stays bounded
+    assert fs.FS(str(tmp_path)).read_value("value") == "1500"  # a new scan reads afresh
