@@ -1,0 +1,67 @@
+"""The zipapps: one file per supported Python, copied and run.
+
+Each `tunewatch-V-py3.X.pyz` runs through its own shebang (`/usr/bin/env python3.X`) with
+only that interpreter's directory and /usr/bin on PATH, from a directory outside the
+checkout, with no PYTHONPATH: it scans an example snapshot with the content it carries.
+Its compiled wheels are the ones RHEL 8's glibc 2.28 can load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import EXAMPLE, SUPPORTED, VERSION, artefact, clean_env, expand, interpreter, min_glibc
+
+
+def run_pyz(pyz: Path, version: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    copy = tmp_path / pyz.name  # "copy the file, run it"
+    if not copy.exists():
+        shutil.copy2(pyz, copy)
+    python = interpreter(version)
+    env = clean_env(PATH=f"{os.path.dirname(python)}:/usr/bin:/bin", HOME=str(tmp_path),
+                    SHIV_ROOT=str(tmp_path / "shiv"))
+    return subprocess.run([str(copy), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_zipapp_scans_an_example_with_its_python(version, tmp_path):
+    pyz = artefact(f"tunewatch-{VERSION}-py{version}.pyz")
+    assert pyz.read_bytes().startswith(f"#!/usr/bin/env python{version}\n".encode())
+    out = tmp_path / "r.json"
+    done = run_pyz(pyz, version, tmp_path, "scan", "--root", str(EXAMPLE), "--profile", "azure-sap-hana",
+                   "--format", "json", "--output", str(out))
+    assert done.returncode == 2, done.stdout + done.stderr  # the rebooted example fails: content was found
+    report = json.loads(out.read_text())
+    assert report["version"] == VERSION and report["summary"]["fail"] == 6 and len(report["results"]) == 8
+    # the content comes from the zipapp (extracted under SHIV_ROOT), not from this checkout
+    paths = dict(line.split(None, 1) for line in run_pyz(pyz, version, tmp_path, "paths").stdout.splitlines())
+    assert paths["checks"].startswith(str(tmp_path / "shiv")), paths
+    which = run_pyz(pyz, version, tmp_path, "--version")
+    assert which.returncode == 0 and VERSION in which.stdout + which.stderr
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_zipapp_wheels_load_on_glibc_2_28(version):
+    """bcrypt 5 ships only manylinux_2_34 wheels: the zipapp must carry bcrypt 4 (2.28 or older)."""
+    pyz = artefact(f"tunewatch-{VERSION}-py{version}.pyz")
+    with zipfile.ZipFile(pyz) as zf:
+        names = zf.namelist()
+        wheel_tags = {n.split("/")[-2]: zf.read(n).decode() for n in names if n.endswith(".dist-info/WHEEL")}
+    dists = {re.sub(r"-[^-]+\.dist-info$", "", d).lower().replace("_", "-"): d for d in wheel_tags}
+    assert {"tunewatch", "pyyaml", "bcrypt", "jsonschema", "referencing", "prometheus-client", "shtab"} <= set(dists)
+    assert dists["bcrypt"].split("-")[1].startswith("4."), dists["bcrypt"]
+    abi = "cp" + version.replace(".", "")
+    for dist, text in wheel_tags.items():
+        tags = [t for line in re.findall(r"^Tag: (\S+)$", text, re.M) for t in expand(line)]
+        assert tags and all(abi_tag in ("none", "abi3", abi) for _, abi_tag, _ in tags), (dist, tags)
+        # installable where one platform tag is: "any", or a manylinux of glibc <= 2.28
+        assert any(min_glibc(platform) <= (2, 28) for _, _, platform in tags), (dist, tags)
+
