@@ -93,3 +93,43 @@ def min_glibc(platform: str) -> tuple[int, int]:
 def need_root() -> None:
     if os.geteuid() != 0:
         missing("installing a package needs root")
+
+
+def unit_settings(path: Path) -> dict[str, list[str]]:
+    """The [Service]/[Unit]/[Timer] assignments of a unit file, each key's values in order."""
+    settings: dict[str, list[str]] = {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", ";", "[")) and "=" in line:
+            key, value = line.split("=", 1)
+            settings.setdefault(key.strip(), []).append(value.strip())
+    return settings
+
+
+def unit_command(path: Path, overrides: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """ExecStart= of a unit as systemd runs it (systemd.service(5) "Command lines",
+    systemd.exec(5) Environment=/EnvironmentFile=): the unit's Environment=, then its
+    EnvironmentFile= (a leading "-": may be missing), then `overrides` (as a drop-in would);
+    "${VAR}" is substituted inside a word, a lone "$VAR" word splits at whitespace."""
+    settings = unit_settings(path)
+    env: dict[str, str] = {}
+    for value in settings.get("Environment", []):
+        name, _, text = value.partition("=")
+        env[name] = text.strip('"')
+    for value in settings.get("EnvironmentFile", []):
+        file = Path(value.lstrip("-"))
+        if file.is_file():
+            for line in file.read_text().splitlines():
+                if line.strip() and not line.lstrip().startswith("#") and "=" in line:
+                    name, _, text = line.partition("=")
+                    env[name.strip()] = text.strip().strip('"')
+    env.update(overrides)
+    (command,) = settings["ExecStart"]
+    argv: list[str] = []
+    for word in command.split():
+        lone = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)", word)
+        if lone:
+            argv += env.get(lone.group(1), "").split()
+        else:
+            argv.append(re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: env.get(m.group(1), ""), word))
+    return argv, env
