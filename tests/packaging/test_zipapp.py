@@ -65,3 +65,20 @@ def test_zipapp_wheels_load_on_glibc_2_28(version):
         # installable where one platform tag is: "any", or a manylinux of glibc <= 2.28
         assert any(min_glibc(platform) <= (2, 28) for _, _, platform in tags), (dist, tags)
 
+
+
+def test_readme_first_command_scans_this_host(tmp_path):
+    """The README's first command, word for word, in a directory holding only the zipapp, as a
+    user without this checkout on PYTHONPATH: it scans this host (exit 0 or 2, never a usage or
+    content error) and prints the summary. Its second command is the CI entry point."""
+    import shlex
+    blocks = re.findall(r"```sh\n(.*?)```", (Path(__file__).resolve().parents[2] / "README.md").read_text(), re.S)
+    first, second = blocks[0].strip(), blocks[1].strip()
+    assert second == "bash .ci/run"
+    argv = shlex.split(first)
+    match = re.fullmatch(r"\./tunewatch-(.+)-py(3\.\d+)\.pyz", argv[0])
+    assert match and match.group(1) == VERSION and argv[1:] == ["scan"], first
+    version = match.group(2)
+    done = run_pyz(artefact(argv[0][2:]), version, tmp_path, *argv[1:])
+    assert done.returncode in (0, 2), done.stdout[-2000:] + done.stderr[-2000:]
+    assert re.search(r"^summary: \d+ fail, \d+ error", done.stdout, re.M), done.stdout[-2000:]
