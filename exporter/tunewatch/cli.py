@@ -99,17 +99,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_seconds, default=engine.DEFAULT_TIMEOUT_S, metavar="DURATION",
                    help="wall-clock limit of the scan, e.g. 60s or 2m (default: 60s); checks not decided by "
                         "then are `error`")
+    from .vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
+    vsphere_arguments(p, "scan")
 
     p = sub.add_parser("collect", help="write a snapshot of this host's facts to DIR")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)
     _content_args(p)
+    vsphere_arguments(p, "collect")
 
     p = sub.add_parser("serve", help="Prometheus exporter: scan in the background, serve /metrics")
     _scan_args(p)
     from .serveopts import add_serve_arguments  # light: no web stack for the other commands
     add_serve_arguments(p)
     _detail_arg(p)
+    vsphere_arguments(p, "serve")
 
     p = sub.add_parser("checks", help="list checks, or explain the ones named")
     p.add_argument("ids", nargs="*", metavar="CHECK")
@@ -197,7 +201,9 @@ def cmd_scan(args) -> int:
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
     if sum(path is None for _, path in reports) > 1:
         raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
-    result = engine.scan_with_watchdog(content, profile, args.root, waivers, timeout=args.timeout)
+    from .vsphere.command import scan_setup
+    with scan_setup(args, profile) as (root, profile):  # --vsphere.config: VMX/ESXi facts from vSphere
+        result = engine.scan_with_watchdog(content, profile, root, waivers, timeout=args.timeout)
     if result.timed_out:
         print(f"tunewatch: error: scan did not finish within {args.timeout:g} s; checks not decided are "
               "reported as error", file=sys.stderr)
@@ -250,16 +256,23 @@ def cmd_serve(args) -> int:
             "content digest": content.digest}
     # Each scan runs in a forked child (killed on --scan.timeout) that renders it; serve
     # keeps only the rendered bytes (scanjob.render_output).
-    return run_exporter(list(options.listen_addresses), options.web_config,
-                        scan=lambda: engine.scan(content, profile, args.root, waivers),
+    from .vsphere.command import serve_setup
+    scan, prepare = serve_setup(args, content, profile, waivers, lambda: engine.scan(content, profile, args.root,
+                                                                                      waivers))
+    return run_exporter(list(options.listen_addresses), options.web_config, scan=scan,
                         landing_info=info, log_level=args.log_level, log_format=args.log_format,
-                        options=options, detail=args.metrics_detail)
+                        options=options, detail=args.metrics_detail, prepare=prepare)
 
 
 def cmd_collect(args) -> int:
     from .collect import collect
     content = Content(args.content)
-    written = collect(args.root, args.directory, content)
+    from .vsphere.command import collect_files
+    vsphere, complete = collect_files(args, args.root)  # --vsphere.config: vmware/ from vSphere
+    written = collect(args.root, args.directory, content, vsphere)
+    if not complete:
+        print(f"wrote {written} files to {args.directory} without (some of) the vSphere facts", file=sys.stderr)
+        return 1
     print(f"wrote {written} files to {args.directory}; scan it with: tunewatch scan --root {args.directory}")
     return 0
 

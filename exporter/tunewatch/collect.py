@@ -48,7 +48,7 @@ LARGE_MAX_BYTES = {"proc/interrupts": INTERRUPTS_MAX_BYTES, "proc/stat": TEXT_MA
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 
 IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "etc/os-release", "usr/lib/os-release",
-            "proc/stat", "sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name",
+            "proc/stat", "sys/class/dmi/id/sys_vendor", "sys/class/dmi/id/product_name", "sys/class/dmi/id/product_uuid",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
             TUNED_MAIN)
@@ -332,8 +332,10 @@ def _write_filestat(s: _Snapshot, source: dict) -> None:
         s.write(filestat.SIDECAR, "{\n" + ",\n".join(lines) + "\n}\n")
 
 
-def collect(root: str, directory: str, content: Content) -> int:
-    """Write the snapshot of `root` into `directory` (absent or empty); the number of files written."""
+def collect(root: str, directory: str, content: Content, vsphere: dict[str, str] | None = None) -> int:
+    """Write the snapshot of `root` into `directory` (absent or empty); the number of files written.
+    `vsphere`: the vmware/ files read from vSphere (collect --vsphere.config), written instead
+    of the root's own vmware/ directory."""
     if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
         raise ContentError(directory, "collect needs a new or empty directory; it will not write into this one")
     os.makedirs(directory, exist_ok=True)
@@ -369,7 +371,10 @@ def collect(root: str, directory: str, content: Content) -> int:
         except TunewatchError as e:
             s.warn(key, str(e))
     for d, pattern in CONFIG:
-        s.copy_dir(d, pattern)
+        if vsphere is None or not d.startswith("vmware"):
+            s.copy_dir(d, pattern)
+    for rel, text in sorted((vsphere or {}).items()):
+        s.write(rel, text)
     for d in ("etc/tuned", "usr/lib/tuned", "lib/tuned"):
         for name in s.listdir(d):
             s.copy(f"{d}/{name}/tuned.conf")

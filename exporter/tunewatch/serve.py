@@ -239,7 +239,8 @@ class ExporterHandle:
 def start_exporter(listen_address: str | Sequence[str], web_config_path: str | None, scan: Callable[[], Any],
                    render: Callable[[ScanState[Any]], bytes] | None = None, interval: float | None = None,
                    timeout: float | None = None, landing_info: Mapping[str, Any] | None = None, *,
-                   options: ServeOptions | None = None, detail: bool = False) -> ExporterHandle:
+                   options: ServeOptions | None = None, detail: bool = False,
+                   prepare: Callable[[Any], Any] | None = None) -> ExporterHandle:
     """Validate config, bind every address, start scanning and serving; return without blocking.
 
     `render` None (the CLI): scans in child processes, rendered by scanjob.render_output
@@ -254,7 +255,8 @@ def start_exporter(listen_address: str | Sequence[str], web_config_path: str | N
     web_config = load_web_config(web_config_path)
     auth = BasicAuth(web_config.basic_auth_users)
     parsed = [parse_listen_address(a) for a in addresses]
-    scanner: Any = ChildScan(scan, functools.partial(render_output, detail=detail)) if render is None else scan
+    prepare = prepare or functools.partial(render_output, detail=detail)  # vsphere central mode: its own
+    scanner: Any = ChildScan(scan, prepare) if render is None else scan
     loop: ScanLoop[Any] = ScanLoop(scanner, options.interval, options.timeout)  # not started until bound
     limiter = RescanLimiter(options.rescan_min_interval)
     exposition = Exposition(lambda state: _live_families(state, limiter), render)
@@ -292,7 +294,7 @@ def run_exporter(listen_address: str | Sequence[str], web_config_path: str | Non
                  render: Callable[[ScanState[Any]], bytes] | None = None, interval: float | None = None,
                  timeout: float | None = None, landing_info: Mapping[str, Any] | None = None,
                  log_level: str = "info", log_format: str = "logfmt", *, options: ServeOptions | None = None,
-                 detail: bool = False) -> int:
+                 detail: bool = False, prepare: Callable[[Any], Any] | None = None) -> int:
     """Serve until SIGTERM or SIGINT, then shut down cleanly and return 0 (the exit code).
 
     Must be called from the main thread (signal handlers). Start-up errors propagate as in
@@ -309,7 +311,7 @@ def run_exporter(listen_address: str | Sequence[str], web_config_path: str | Non
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         handle = start_exporter(listen_address, web_config_path, scan, render, interval, timeout,
-                                landing_info, options=options, detail=detail)
+                                landing_info, options=options, detail=detail, prepare=prepare)
         while not stop_requested.wait(1.0):  # a timed wait lets the signal handler run promptly
             pass
         log.info("Shutting down", extra={"signal": received[0] if received else ""})

@@ -168,17 +168,21 @@ def test_irq_placement_metrics():
     assert "tunewatch_irq_affinity_cpus{" not in text
 
 
-def test_irq_placement_comes_from_the_kinds_node_setting_not_from_text():
-    """The node is the irq_affinity object's affinity_node setting; `actual` text is not parsed."""
+def test_irq_placement_comes_from_the_objects_irq_data_not_from_names_or_text():
+    """Interface, IRQ, CPUs and node are the object's `irq` data (IrqPlacement); neither the
+    object's name nor its `actual`/`message` text is parsed."""
     irq = sr.irq_obj("eth0", 30, [2], cpu_node={2: 1})
-    irq.actual = "not a cpulist"
+    irq.object, irq.actual, irq.message = "not an irq name", "not a cpulist", ""
     scan = sr.result([sr.check("nic-irq-affinity", [irq], kind="irq_affinity"),
-                      # objects named like IRQs in other kinds do not count twice
-                      sr.check("nic-irq-spread", [sr.obj("eth0/irq30", "pass", "1 CPU", "2")], kind="irq_spread")],
+                      # objects named like IRQs without placement data do not count
+                      sr.check("nic-irq-spread", [sr.obj("eth0/irq30", "pass", "1 CPU", "2"),
+                                                  sr.obj("eth0/irq31", "pass", "1 CPU", "2")], kind="irq_spread")],
                      numa_node_cpus={0: 8, 1: 8})
     text = prom.render(scan, detail=True)
     assert {r.labels["node"]: r.value for r in series(text, "tunewatch_nic_data_irqs")} == \
         {"0": 0.0, "1": 1.0, "multiple": 0.0}
+    assert value(text, "tunewatch_irq_affinity_first_cpu", interface="eth0", irq="30") == 2
+    assert "irq=\"31\"" not in text
 
 
 def test_host_nic_and_scan_facts():

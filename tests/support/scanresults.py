@@ -10,7 +10,7 @@ from typing import Any
 
 from tunewatch.engine import CheckResult, NicInfo, ScanResult
 from tunewatch.facts.host import Host
-from tunewatch.kinds.base import ObjectResult, Setting
+from tunewatch.kinds.base import IrqPlacement, ObjectResult, Setting
 
 _RANKS = {"fail": 4, "error": 3, "waived": 2, "pass": 1, "notapplicable": 0}
 
@@ -47,11 +47,10 @@ def irq_obj(interface: str, irq: int, cpus: list[int], status: str = "pass", all
             cpu_node: dict | None = None, node: int = 0) -> Any:
     """An irq_affinity object as the kind reports it; `cpu_node` maps CPUs to NUMA nodes
     (default: every CPU on node 0), `node` is the node the IRQ belongs on."""
-    text = _cpulist(cpus)
     on = {(cpu_node or {}).get(c, 0) for c in cpus}
-    return obj(f"{interface}/irq{irq}", status, f"within {allowed} (node {node})", text,
-               [Setting("affinity_cpus", len(cpus), None), Setting("affinity_first_cpu", min(cpus), None),
-                Setting("affinity_node", on.pop() if len(on) == 1 else None, node)])
+    placed = obj(f"{interface}/irq{irq}", status, f"within {allowed} (node {node})", _cpulist(cpus))
+    placed.irq = IrqPlacement(interface, irq, tuple(sorted(set(cpus))), on.pop() if len(on) == 1 else None)
+    return placed
 
 
 def _cpulist(cpus: list[int]) -> str:

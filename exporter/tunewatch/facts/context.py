@@ -47,7 +47,7 @@ def fact(method: Callable) -> property:
 
 class Facts:
     def __init__(self, fs: FS, module_params: dict[str, str] | None = None, deadline: float | None = None):
-        self.fs = fs
+        self.fs = vmware.source_fs(fs)  # vmware/ from vSphere with --vsphere.config
         self.deadline = deadline  # time.monotonic() after which no fact is read
         self.module_params = module_params or {}
         self._facts: dict[str, tuple[bool, object]] = {}

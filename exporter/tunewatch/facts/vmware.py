@@ -6,6 +6,22 @@ from ..fs import FS
 from ..parsers.esxcli import parse_esxcli
 from ..parsers.vmx import VmxEntry, parse_vmx
 
+# Set by the command line for --vsphere.config (vsphere.source.VsphereSource): the VMX and
+# ESXi facts then come from the vSphere API, served under vmware/ of the root by an
+# overlay, so these readers and the check kinds stay the same. Forked scan children
+# inherit it.
+_SOURCE = None
+
+
+def use_source(source) -> None:
+    global _SOURCE
+    _SOURCE = source
+
+
+def source_fs(fs: FS):
+    """`fs`, or `fs` with vmware/ served from vSphere when a source is configured."""
+    return fs if _SOURCE is None else _SOURCE.overlay(fs)
+
 
 def read_vmx_files(fs: FS) -> dict[str, dict[str, VmxEntry]]:
     return {rel: parse_vmx(fs.read_required(rel), rel) for rel in fs.glob("vmware", "*.vmx")}

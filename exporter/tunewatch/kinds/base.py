@@ -52,12 +52,24 @@ class Fix:
                                   ("note", self.note)) if v}
 
 
+@dataclass(frozen=True)
+class IrqPlacement:
+    """Where one data IRQ of a NIC may run, as data (the placement metrics read this, never
+    the object's name or text): `cpus` is its smp_affinity_list, `node` the NUMA node that
+    holds every one of those CPUs (None when they span nodes)."""
+    interface: str
+    irq: int
+    cpus: tuple[int, ...]
+    node: int | None
+
+
 @dataclass
 class ObjectResult:
     """One object's verdict. `predicted`/`source` are set by every `-persistent` check:
     the value after the next boot (or UNKNOWN) and where it comes from (`configured by
     FILE`, `driver default (hv_netvsc, Linux 5.14: 8)`, `module default`, `never applied:
-    WHY`). `fix` is set on every failing object."""
+    WHY`). `fix` is set on every failing object. `irq` is set by the kinds that judge one
+    data IRQ's placement."""
     object: str
     status: str
     expected: str
@@ -68,6 +80,7 @@ class ObjectResult:
     predicted: str | None = None
     source: str | None = None
     fix: Fix | None = None
+    irq: IrqPlacement | None = None
 
 
 def error_result(obj: str, exc: Exception, expected: str = "") -> ObjectResult:

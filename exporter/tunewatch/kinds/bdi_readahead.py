@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, per_object
+from .base import ERROR, FAIL, PASS, Fix, ObjectResult, Setting, Target, per_object
 
 VARS_SCHEMA = {"type": "object", "required": ["read_ahead_kb"], "additionalProperties": False,
                "properties": {"read_ahead_kb": {"type": "integer", "minimum": 0}}}
@@ -21,8 +21,9 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if value == wanted:
             return ObjectResult(mount.mount_point, PASS, str(wanted), str(value),
                                 f"{mount.mount_point} (bdi {bdi}) reads ahead {value} KiB", setting)
+        command = f"echo {wanted} > /sys/class/bdi/{bdi}/read_ahead_kb"
         return ObjectResult(mount.mount_point, FAIL, str(wanted), str(value),
-                            f"{mount.mount_point} (bdi {bdi}) reads ahead {value} KiB, want {wanted}: "
-                            f"echo {wanted} > /sys/class/bdi/{bdi}/read_ahead_kb", setting)
+                            f"{mount.mount_point} (bdi {bdi}) reads ahead {value} KiB, want {wanted}: {command}",
+                            setting, fix=Fix(command=command))
 
     return per_object(t.mounts(), lambda m: m.mount_point, one)

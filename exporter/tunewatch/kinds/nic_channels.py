@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, per_object
+from .base import ERROR, FAIL, PASS, Fix, ObjectResult, Setting, Target, per_object
 
 VARS_SCHEMA = {"type": "object", "required": ["max_queues"], "additionalProperties": False,
                "properties": {"max_queues": {"type": "integer", "minimum": 1},
@@ -27,8 +27,9 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if count <= limit:
             return ObjectResult(iface.name, PASS, f"<= {limit}", str(count),
                                 f"{iface.name} has {count} {kind} queues (limit {limit}: {why})", settings)
+        command = f"ethtool -L {iface.name} {kind} {limit}"
         return ObjectResult(iface.name, FAIL, f"<= {limit}", str(count),
-                            f"{iface.name} has {count} {kind} queues; at most {limit} ({why}): "
-                            f"ethtool -L {iface.name} {kind} {limit}", settings)
+                            f"{iface.name} has {count} {kind} queues; at most {limit} ({why}): {command}",
+                            settings, fix=Fix(command=command))
 
     return per_object(t.interfaces(), lambda i: i.name, one)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import ERROR, FAIL, PASS, ObjectResult, Setting, Target, as_number, per_object
+from .base import ERROR, FAIL, PASS, Fix, ObjectResult, Setting, Target, as_number, per_object
 
 VARS_SCHEMA = {"type": "object", "required": ["section", "expected"], "additionalProperties": False,
                "properties": {"section": {"enum": ["rings", "coalesce", "features", "channels"]},
@@ -38,9 +38,9 @@ def evaluate(t: Target) -> list[ObjectResult]:
                     for k, v in expected.items() if as_number(v) is not None and not isinstance(v, bool)]
         if not wrong:
             return ObjectResult(iface.name, PASS, want, have, f"{iface.name}: {have}", settings)
-        fix = " ".join(f"{k} {_show(expected[k])}" for k in wrong)
+        command = f"ethtool {_CLI[section]} {iface.name} " + " ".join(f"{k} {_show(expected[k])}" for k in wrong)
         return ObjectResult(iface.name, FAIL, want, have,
                             f"{iface.name}: " + ", ".join(f"{k} is {_show(v)}" for k, v in wrong.items())
-                            + f"; run: ethtool {_CLI[section]} {iface.name} {fix}", settings)
+                            + f"; run: {command}", settings, fix=Fix(command=command))
 
     return per_object(t.interfaces(), lambda i: i.name, one)

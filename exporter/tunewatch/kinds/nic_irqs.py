@@ -11,6 +11,7 @@ import re
 from ..errors import ParseError
 from ..facts.interfaces import Interface
 from ..parsers.cpulist import parse_cpulist
+from .base import Fix
 
 IRQ_VARS = {
     "node": {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "nic"}],
@@ -37,6 +38,12 @@ def data_irqs(target, iface: Interface) -> list[tuple[int, str]]:
             continue
         found.append((irq, name))
     return found
+
+
+def no_cpu_fix(node: int) -> Fix:
+    """The fix when `exclude_cpus` leaves the wanted node no CPU: nothing to pin to."""
+    return Fix(note=f"no CPU of NUMA node {node} is left after exclude_cpus: change node or exclude_cpus "
+                    "(tailoring)")
 
 
 def allowed_cpus(target, iface: Interface) -> tuple[frozenset[int], int]:

@@ -3,7 +3,7 @@ tuned.service starts at boot to apply it (etc/tuned/active_profile alone applies
 
 from __future__ import annotations
 
-from .base import FAIL, PASS, ObjectResult, Target
+from .base import FAIL, PASS, Fix, ObjectResult, Target
 
 VARS_SCHEMA = {"type": "object", "required": ["profile"], "additionalProperties": False,
                "properties": {"profile": {"type": "string"}}}
@@ -11,17 +11,19 @@ VARS_SCHEMA = {"type": "object", "required": ["profile"], "additionalProperties"
 
 def evaluate(t: Target) -> list[ObjectResult]:
     wanted = t.vars["profile"]
+    select = Fix(command=f"tuned-adm profile {wanted}")
     active = t.facts.tuned
     if active is None:
         return [ObjectResult("tuned", FAIL, wanted, "no active profile",
-                             f"tuned has no active profile: tuned-adm profile {wanted}")]
+                             f"tuned has no active profile: {select.command}", fix=select)]
     chain = " -> ".join(active.chain)
     if wanted not in active.chain:
         return [ObjectResult("tuned", FAIL, wanted, chain,
-                             f"active tuned profile {chain} does not include {wanted}: tuned-adm profile {wanted}")]
+                             f"active tuned profile {chain} does not include {wanted}: {select.command}", fix=select)]
     unit = t.facts.unit_state("tuned.service")
     if not unit.enabled:
+        enable = Fix(command="systemctl enable --now tuned")
         return [ObjectResult("tuned", FAIL, wanted, f"{chain} (tuned.service {unit.state})",
                              f"active tuned profile {chain}, but tuned.service is {unit.state}: nothing applies it "
-                             "at boot: systemctl enable --now tuned")]
+                             f"at boot: {enable.command}", fix=enable)]
     return [ObjectResult("tuned", PASS, wanted, chain, f"active tuned profile {chain}, tuned.service enabled")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .base import FAIL, PASS, ObjectResult, Target
+from .base import FAIL, PASS, Fix, ObjectResult, Target
 
 VARS_SCHEMA = {
     "type": "object", "required": ["options"], "additionalProperties": False,
@@ -22,6 +22,9 @@ VARS_SCHEMA = {
 }
 
 _DEVICE = re.compile(r"^ethernet(\d+)\.present$")
+# ESXi reads the .vmx when the VM powers on and rewrites it from its own copy while it runs.
+VMX_NOTE = ("edit the VM's .vmx on its datastore (collected here as {file}) with the VM powered off, or add the "
+            "lines in the vSphere Client (Edit Settings > VM Options > Advanced > Configuration Parameters)")
 
 
 def _present_devices(entries: dict) -> list[int]:
@@ -42,16 +45,19 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                             if d not in t.vars.get("exclude_devices", [])]
         for n in devices:
             obj = f"{source.rsplit('/', 1)[-1]}:ethernet{n}"
-            have, wrong = [], []
+            have, wrong, lines = [], [], []
             for option, value in options.items():
                 entry = entries.get(f"ethernet{n}.{option}".lower())
                 shown = entry.value if entry else "unset"
                 have.append(f"{option}={shown}")
                 if entry is None or entry.value.strip() != value:
-                    wrong.append(f'ethernet{n}.{option} = "{value}" (now {shown})')
+                    lines.append(f'ethernet{n}.{option} = "{value}"')
+                    wrong.append(f"{lines[-1]} (now {shown})")
             if wrong:
                 results.append(ObjectResult(obj, FAIL, want, " ".join(have),
-                                            f"{obj}: set {', '.join(wrong)} with the VM powered off"))
+                                            f"{obj}: set {', '.join(wrong)} with the VM powered off",
+                                            fix=Fix(file=source, change="\n".join(lines),
+                                                    note=VMX_NOTE.format(file=source))))
             else:
                 results.append(ObjectResult(obj, PASS, want, " ".join(have), f"{obj}: {' '.join(have)}"))
     return results

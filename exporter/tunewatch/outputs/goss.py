@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from ..content import SelectedCheck
-from ..errors import FactError, ParseError
+from ..errors import ContentError, FactError, ParseError
 from ..facts.sysctl import MODPROBE_DIRS
 from ..facts.tuned import _profile_file
 from ..kinds.base import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
@@ -82,6 +82,11 @@ NOT_EXPRESSIBLE = {
     "vmx_cpu_affinity": "the .vmx file is on the ESXi datastore, not on this host",
     "esxcli_setting": "ESXi host settings are read with esxcli on the hypervisor, not on this host",
 }
+# With --vsphere.config the guest can ask vCenter: --allow-command exports each VMX/ESXi
+# check as a command test that runs tunewatch's own vSphere scan of this guest's VM.
+HYPERVISOR_KINDS = ("vmx_option", "vmx_cpu_affinity", "esxcli_setting")
+VSPHERE_HINT = ("; with --vsphere.config FILE --allow-command it is exported as a `tunewatch scan "
+                "--vsphere.config` command test")
 NEEDS_COMMAND = "NIC driver state comes from the ethtool ioctl and goss has no ethtool resource " \
                 "(--allow-command exports an `ethtool` command test)"
 RUNTIME_TYPES = ("kernel-param", "mount", "process", "service", "command")
@@ -103,6 +108,7 @@ class _Export:
     view: HostView
     files_in_root: bool
     allow_command: bool
+    vsphere_config: str | None = None
     resources: dict[str, dict] = field(default_factory=dict)
     omitted: list[tuple[str, str, str]] = field(default_factory=list)
 
@@ -284,6 +290,21 @@ def _ethtool_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
     return Resource("command", {"exec": exec_, "exit-status": 0, "stdout": patterns, "timeout": 10000})
 
 
+def _vsphere_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+    """The guest asks vCenter through tunewatch itself (the .vmx and esxcli are not here)."""
+    if not (x.allow_command and x.vsphere_config):
+        return Omitted(NOT_EXPRESSIBLE[sel.check.kind] + VSPHERE_HINT)
+    profile = x.view.result.profile
+    exec_ = (f"tunewatch scan --vsphere.config {_shell_word(x.vsphere_config)} --profile {_shell_word(profile)} "
+             f"--rule {sel.check.id} --format json")
+    return Resource("command", {"exec": exec_, "exit-status": 0, "timeout": 60000})
+
+
+def _shell_word(text: str) -> str:
+    import shlex
+    return shlex.quote(text)
+
+
 TEMPLATES = {"process_absent": _process, "service_disabled": _service, "sysctl": _sysctl,
              "nfs_mount_options": _mount, "nfs_nconnect": _nconnect, "bdi_readahead": _readahead,
              "udev_attr": _udev, "tuned_profile": _tuned, "nic_channels": _ethtool_command,
@@ -306,16 +327,20 @@ def _add(x: _Export, check: str, title: str, obj: ObjectResult, made) -> None:
         x.resources.setdefault(res.type, {})[key] = spec
 
 
-def build(view: HostView, files_in_root: bool = False, allow_command: bool = False) -> _Export:
-    x = _Export(view, files_in_root, allow_command)
+def build(view: HostView, files_in_root: bool = False, allow_command: bool = False,
+          vsphere_config: str | None = None) -> _Export:
+    x = _Export(view, files_in_root, allow_command, vsphere_config)
     for result in view.result.results:
         sel = view.selected(result.check)
-        template = TEMPLATES.get(result.kind)
+        template = _vsphere_command if result.kind in HYPERVISOR_KINDS and vsphere_config else \
+            TEMPLATES.get(result.kind)
         if result.status == NOTAPPLICABLE:
             x.omitted.append((result.check, "-", "not applicable on this host"))
             continue
         if template is None:
-            x.omitted.append((result.check, "-", NOT_EXPRESSIBLE.get(result.kind, "no goss resource expresses it")))
+            hint = VSPHERE_HINT if result.kind in HYPERVISOR_KINDS else ""
+            x.omitted.append((result.check, "-", NOT_EXPRESSIBLE.get(result.kind, "no goss resource expresses it")
+                              + hint))
             continue
         for obj in result.objects:
             if obj.status in (ERROR, NOTAPPLICABLE):
@@ -332,8 +357,18 @@ def build(view: HostView, files_in_root: bool = False, allow_command: bool = Fal
     return x
 
 
-def render(view: HostView, files_in_root: bool = False, allow_command: bool = False) -> str:
-    x = build(view, files_in_root, allow_command)
+class NothingToExport(ContentError):
+    """No selected check can be expressed as a goss test on this host: goss rejects an
+    empty gossfile (exit 78), so none is written."""
+
+
+def render(view: HostView, files_in_root: bool = False, allow_command: bool = False,
+           vsphere_config: str | None = None) -> str:
+    x = build(view, files_in_root, allow_command, vsphere_config)
+    if not x.resources:
+        reasons = "; ".join(dict.fromkeys(f"{check}: {reason}" for check, _obj, reason in x.omitted))
+        raise NothingToExport(f"profile {view.result.profile}", "nothing in it can be expressed as a goss test "
+                                                                f"on this host, so no gossfile is written ({reasons})")
     r = view.result
     host = r.host.hostname if r.host else "unknown host"
     head = [f"gossfile exported by tunewatch {__version__} for {host}: profile {r.profile}, root {r.root}",
@@ -344,7 +379,7 @@ def render(view: HostView, files_in_root: bool = False, allow_command: bool = Fa
     if "mount" in x.resources:
         head.append("note: goss statfs()s every mount point it tests, which hangs on an unresponsive hard NFS mount")
     import yaml  # only when a gossfile is written: `tunewatch scan` must not pay for PyYAML
-    body = yaml.safe_dump(x.resources, sort_keys=False, default_flow_style=False, width=1000) if x.resources else "{}\n"
+    body = yaml.safe_dump(x.resources, sort_keys=False, default_flow_style=False, width=1000)
     tail = ["", "not exported:"] + ([f"  {check} {obj}: {reason}" for check, obj, reason in x.omitted]
                                     or ["  nothing: every selected check is exported"])
     return "".join(f"# {line}\n" for line in head) + body + "".join(f"#{(' ' + l) if l else ''}\n" for l in tail)
@@ -362,14 +397,18 @@ def add_parser(subparsers, scan_args) -> None:
                    help="also export `command` tests (ethtool) for NIC driver state")
     p.add_argument("--files-in-root", action="store_true",
                    help="point file tests into --root and skip runtime tests, to run goss here against a snapshot")
+    from ..vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
+    vsphere_arguments(p, "export")
     p.set_defaults(run=run)
 
 
 def run(args, load) -> int:
     from ..remediate.hostview import scan_host
+    from ..vsphere.command import scan_setup
     content, profile, waivers = load(args)
-    view = scan_host(content, profile, args.root, waivers)
-    text = render(view, args.files_in_root, args.allow_command)
+    with scan_setup(args, profile) as (root, profile):  # --vsphere.config: the VM's facts from vCenter
+        view = scan_host(content, profile, root, waivers)
+        text = render(view, args.files_in_root, args.allow_command, getattr(args, "vsphere_config", None))
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)

@@ -43,13 +43,9 @@ COUNTED_BY_DEFAULT = ("fail", "error", "waived")
 NOT_COMPLIANT = ("fail", "error")
 ERROR_REASONS = ("exception", "timeout")
 MAX_LABEL_CHARS = 100
-# Settings of irq_affinity objects (`<interface>/irq<n>`) that describe IRQ placement:
-# per-IRQ gauges in detail, per-node counts by default; never tunewatch_setting_*.
-IRQ_GAUGES = {"affinity_cpus": "tunewatch_irq_affinity_cpus",
-              "affinity_first_cpu": "tunewatch_irq_affinity_first_cpu"}
-IRQ_NODE_SETTING = "affinity_node"
-IRQ_SETTINGS = {*IRQ_GAUGES, IRQ_NODE_SETTING}
-IRQ_KIND = "irq_affinity"
+# IRQ placement comes from the objects' `irq` data (kinds.base.IrqPlacement: interface,
+# irq, cpus, node), never from object names or text: per-IRQ gauges in detail, per-node
+# counts by default. The first object that places an IRQ counts.
 MULTIPLE_NODES = "multiple"
 
 
@@ -70,12 +66,6 @@ def _number(value: Any) -> float | None:
 
 def _gauge(name: str, documentation: str, labels: Iterable[str] = ()) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, documentation, labels=list(labels))
-
-
-def _irq_of(object_name: str) -> tuple[str, str] | None:
-    """('enP30832s1', '61') for the irq_affinity object 'enP30832s1/irq61', else None."""
-    interface, sep, irq = object_name.rpartition("/irq")
-    return (interface, irq) if sep and interface and irq.isdigit() else None
 
 
 # --- per-scan metrics ------------------------------------------------------------------
@@ -134,32 +124,29 @@ def _detail_families(result: Any) -> list[Metric]:
     expected = _gauge("tunewatch_setting_expected",
                       "Required numeric value of a setting (for limits, the limit), in the unit its name says.",
                       ("check", "object", "setting"))
-    irq_gauges = {
-        "affinity_cpus": _gauge(IRQ_GAUGES["affinity_cpus"],
-                                "Number of CPUs in the IRQ's smp_affinity_list (1 = pinned to one CPU).",
-                                ("interface", "irq")),
-        "affinity_first_cpu": _gauge(IRQ_GAUGES["affinity_first_cpu"],
-                                     "Lowest CPU in the IRQ's smp_affinity_list.", ("interface", "irq")),
-    }
+    irq_cpus = _gauge("tunewatch_irq_affinity_cpus",
+                      "Number of CPUs in the IRQ's smp_affinity_list (1 = pinned to one CPU).", ("interface", "irq"))
+    irq_first_cpu = _gauge("tunewatch_irq_affinity_first_cpu", "Lowest CPU in the IRQ's smp_affinity_list.",
+                           ("interface", "irq"))
     seen_objects: set[tuple[str, str]] = set()
     seen_settings: set[tuple[str, str, str]] = set()
-    seen_irqs: set[tuple[str, str]] = set()
+    seen_irqs: set[tuple[str, int]] = set()
     for check in result.results:
         for obj in check.objects:
             if obj.status == "notapplicable" or (check.check, obj.object) in seen_objects:
                 continue
             seen_objects.add((check.check, obj.object))
             object_status.add_metric([check.check, _label(obj.object), obj.status], 1.0)
-            irq = _irq_of(obj.object) if check.kind == IRQ_KIND else None
-            if irq is not None and irq not in seen_irqs:
-                seen_irqs.add(irq)
-                for setting in obj.settings:
-                    number = _number(setting.observed)
-                    if setting.name in irq_gauges and number is not None:
-                        irq_gauges[setting.name].add_metric(list(irq), number)
+            placed = obj.irq
+            if placed is not None and (placed.interface, placed.irq) not in seen_irqs:
+                seen_irqs.add((placed.interface, placed.irq))
+                labels = [placed.interface, str(placed.irq)]
+                irq_cpus.add_metric(labels, float(len(placed.cpus)))
+                if placed.cpus:
+                    irq_first_cpu.add_metric(labels, float(min(placed.cpus)))
             for setting in obj.settings:
                 key = (check.check, obj.object, setting.name)
-                if setting.name in IRQ_SETTINGS or key in seen_settings:
+                if key in seen_settings:
                     continue
                 seen_settings.add(key)
                 labels = [check.check, _label(obj.object), setting.name]
@@ -167,7 +154,7 @@ def _detail_families(result: Any) -> list[Metric]:
                     number = _number(value)
                     if number is not None:
                         family.add_metric(labels, number)
-    return [object_status, observed, expected, *irq_gauges.values()]
+    return [object_status, observed, expected, irq_cpus, irq_first_cpu]
 
 
 def _host_families(result: Any, numa_nodes: set[str] | None) -> list[Metric]:
@@ -197,29 +184,23 @@ def _host_families(result: Any, numa_nodes: set[str] | None) -> list[Metric]:
 
 
 def _irq_placement(result: Any, dense: bool) -> Metric:
-    """Data IRQs of each NIC per NUMA node, from the irq_affinity objects' `affinity_node`
-    setting (observed: the node holding every CPU of the IRQ's smp_affinity_list, None when
-    they span nodes). The first irq_affinity check counts; by default only non-zero counts,
-    `dense` lists every node and `multiple` per interface, zeros included."""
+    """Data IRQs of each NIC per NUMA node, from the objects' `irq` placement (`node`: the
+    node holding every CPU of the IRQ's smp_affinity_list, None when they span nodes). The
+    first object placing an IRQ counts; by default only non-zero counts, `dense` lists
+    every node and `multiple` per interface, zeros included."""
     placement = _gauge("tunewatch_nic_data_irqs",
                        "Number of the NIC's data IRQs whose smp_affinity_list lies within NUMA node `node` "
                        "(node=\"multiple\": spans nodes).", ("interface", "node"))
     counts: dict[str, dict[str, int]] = {}
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, int]] = set()
     for check in result.results:
-        if check.kind != IRQ_KIND:
-            continue
         for obj in check.objects:
-            irq = _irq_of(obj.object)
-            settings = {s.name: s for s in obj.settings}
-            if irq is None or irq in seen or IRQ_NODE_SETTING not in settings:
-                continue
-            if not _number(settings["affinity_cpus"].observed if "affinity_cpus" in settings else None):
-                continue  # no CPU at all: nowhere to count it
-            seen.add(irq)
-            node = _number(settings[IRQ_NODE_SETTING].observed)
-            label = MULTIPLE_NODES if node is None else str(int(node))
-            per_node = counts.setdefault(irq[0], {})
+            placed = obj.irq
+            if placed is None or not placed.cpus or (placed.interface, placed.irq) in seen:
+                continue  # not an IRQ, no CPU at all (nowhere to count it), or counted
+            seen.add((placed.interface, placed.irq))
+            label = MULTIPLE_NODES if placed.node is None else str(placed.node)
+            per_node = counts.setdefault(placed.interface, {})
             per_node[label] = per_node.get(label, 0) + 1
     nodes = [str(n) for n in sorted(result.numa_node_cpus)] + [MULTIPLE_NODES]
     for interface in sorted(counts):

@@ -1,0 +1,123 @@
+"""The `--vsphere.config` / `--vsphere.vm` options of scan, serve and collect.
+
+Without --vsphere.config nothing here imports pyVmomi or talks to anyone.
+- scan|serve --vsphere.config F: guest mode, the VMX/ESXi facts of this guest's own VM
+  (found by BIOS UUID) join the guest's results.
+- scan --vsphere.config F --vsphere.vm NAME: that one VM judged from vSphere alone (its
+  VMX/ESXi checks); NAME matching no VM or several is a usage error (exit 1).
+- serve --vsphere.config F --vsphere.vm GLOB [...]: central mode (central.py).
+- collect --vsphere.config F: the guest's VM's facts written under vmware/ of the snapshot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from typing import Any, Callable
+
+from ..errors import ContentError, FactError
+
+
+def add_arguments(p, command: str) -> None:
+    p.add_argument("--vsphere.config", dest="vsphere_config", metavar="FILE",
+                   help="read the VMX and ESXi facts from vCenter/ESXi: YAML with url, username, password_file, "
+                        "ca_file, insecure_skip_verify, timeout (docs/vsphere.md)")
+    if command == "scan":
+        p.add_argument("--vsphere.vm", dest="vsphere_vm", metavar="NAME",
+                       help="judge this VM (name or glob matching exactly one) from vSphere facts alone")
+    elif command == "serve":
+        p.add_argument("--vsphere.vm", dest="vsphere_vm", action="append", default=[], metavar="GLOB",
+                       help="central mode: export the VMX/ESXi checks of every VM whose name (or, for a GLOB with "
+                            "a /, inventory path such as /DC0/vm/appliances/*) matches (repeatable)")
+
+
+def _config(args):
+    path = getattr(args, "vsphere_config", None)
+    if getattr(args, "vsphere_vm", None) and not path:
+        raise ContentError("--vsphere.vm", "needs --vsphere.config FILE")
+    if not path:
+        return None
+    from .config import require_config
+    return require_config(path)
+
+
+def fetch_named(cfg, name: str):
+    """(VM name, files) of the one VM `name` selects; ContentError (usage) for none or several."""
+    from .client import Session, match_names, run_with_deadline
+    from .source import error_files, vm_files
+
+    def run():
+        session = Session(cfg).connect()
+        try:
+            chosen = match_names(session.list_vms(), [name])
+            if len(chosen) != 1:
+                listed = ", ".join(sorted(vm[1] for vm in chosen)[:10])
+                raise ContentError("--vsphere.vm", f"{name!r} matches {len(chosen)} VMs in {cfg.endpoint}"
+                                                    + (f": {listed}" if listed else "") + "; name exactly one")
+            return chosen[0][1], vm_files(session, session.read_vm(chosen[0][0]))
+        finally:
+            session.close()
+    try:
+        return run_with_deadline(run, cfg.timeout, f"vSphere {cfg.endpoint}")
+    except FactError as e:
+        return name, error_files(str(e), name)
+
+
+@contextlib.contextmanager
+def scan_setup(args, profile):
+    """(root, profile) for `scan`: unchanged without --vsphere.config."""
+    from ..facts import vmware as vmware_facts
+    cfg = _config(args)
+    if cfg is None:
+        yield args.root, profile
+        return
+    if getattr(args, "vsphere_vm", None):
+        from .central import StaticSource, hypervisor_only
+        from .source import identity_files
+        name, files = fetch_named(cfg, args.vsphere_vm)
+        root = tempfile.mkdtemp(prefix="tunewatch-vsphere-")
+        vmware_facts.use_source(StaticSource(files, identity_files(name)))
+        try:
+            yield root, hypervisor_only(profile)
+        finally:
+            vmware_facts.use_source(None)
+            shutil.rmtree(root, ignore_errors=True)
+        return
+    from .source import VsphereSource
+    vmware_facts.use_source(VsphereSource(cfg))
+    try:
+        yield args.root, profile
+    finally:
+        vmware_facts.use_source(None)
+
+
+def serve_setup(args, content, profile, waivers, scan: Callable[[], Any]):
+    """(scan, prepare) for `serve`: prepare None means the default rendering."""
+    cfg = _config(args)
+    if cfg is None:
+        return scan, None
+    if args.vsphere_vm:
+        from . import central
+        return (lambda: central.scan_fleet(cfg, list(args.vsphere_vm), content, profile, waivers),
+                central.render_output)
+    from ..facts import vmware as vmware_facts
+    from .source import VsphereSource
+    vmware_facts.use_source(VsphereSource(cfg))  # inherited by each scan's child
+    return scan, None
+
+
+def collect_files(args, root: str) -> tuple[dict | None, bool]:
+    """(the vmware/ files for `collect --vsphere.config` or None without it, all of them read)."""
+    cfg = _config(args)
+    if cfg is None:
+        return None, True
+    from ..fs import FS
+    from .source import Unreadable, VsphereSource
+    files = VsphereSource(cfg).overlay(FS(root)).files
+    bad = sorted({v.message for v in files.values() if isinstance(v, Unreadable)})
+    for message in bad:
+        print(f"tunewatch collect: vSphere facts not written: {message}", file=sys.stderr)
+    return {rel: text for rel, text in files.items() if isinstance(text, str)}, not bad
