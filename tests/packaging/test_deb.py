@@ -20,7 +20,7 @@ import pytest
 
 from support.procs import LOOPBACK, free_port, http_get, managed, wait_until
 
-from .conftest import EXAMPLE, VERSION, artefact, clean_env, tool, unit_command
+from .conftest import EXAMPLE, VERSION, artefact, clean_env, missing, tool, unit_command
 
 UNITS = ("tunewatch.service", "tunewatch-textfile.service", "tunewatch-textfile.timer")
 DOCS = ("web-config.yml", "tunewatch-scrape.yml", "README.md", "install.md", "LICENSE")
@@ -33,12 +33,12 @@ def run(*argv: str, timeout: float = 300, **kwargs) -> subprocess.CompletedProce
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     if os.geteuid() != 0:
-        pytest.skip("dpkg -i needs root")
+        missing("dpkg -i needs root")
     deb = artefact(f"tunewatch_{VERSION}-1_amd64.deb")
     dpkg = tool("dpkg")
     status = run("dpkg-query", "-W", "-f", "${Status}", "tunewatch")
     if "installed" in status.stdout:
-        pytest.skip("a tunewatch package is already installed here: not replacing it")
+        missing("a tunewatch package is already installed here: not replacing it (dpkg --purge tunewatch)")
     done = run(dpkg, "-i", str(deb), env=clean_env())
     try:
         assert done.returncode == 0, done.stdout + done.stderr
