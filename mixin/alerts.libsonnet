@@ -205,6 +205,29 @@ local matcher(label, value) =
             },
           },
           {
+            // A rolled-out textfile host whose node_exporter answers but never published any
+            // tunewatch series (within _config.resultsMemory): the timer never ran, the unit
+            // fails (missing textfile directory, tunewatch not on the unit's PATH), or
+            // node_exporter reads another directory. TunewatchResultsMissing covers results
+            // that arrived once and went away.
+            alert: 'TunewatchTextfileNeverArrived',
+            expr: |||
+              up{%(hosts)s} == 1
+              unless on(instance, job) present_over_time(tunewatch_build_info{%(sel)s}[%(memory)s])
+            ||| % { hosts: c.tunewatchTextfileHostSelector, sel: c.tunewatchSelector, memory: c.resultsMemory },
+            'for': c.textfileArrivalFor,
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'tunewatch results never arrived from {{ $labels.instance }}',
+              description: std.join(' ', [
+                'node_exporter on {{ $labels.instance }} (job {{ $labels.job }}) answers, but no tunewatch',
+                'series arrived through its textfile collector since ' + c.textfileArrivalFor + ': check',
+                '`systemctl status tunewatch-textfile.service tunewatch-textfile.timer` on the host.',
+              ]),
+              runbook_url: runbook('tunewatchtextfileneverarrived'),
+            },
+          },
+          {
             alert: 'TunewatchScanStale',
             expr: 'time() - tunewatch_last_scan_timestamp_seconds{%s} > %d' % [c.tunewatchSelector, c.staleScanSeconds],
             'for': '5m',

@@ -12,6 +12,13 @@
     // never answered once. (A node_exporter target is tunewatch's business only while it
     // publishes tunewatch results; node_exporter's own mixin alerts on the rest.)
     tunewatchServeSelector: 'job="tunewatch"',
+    // Selects the node_exporter targets where tunewatch's textfile route was rolled out (the
+    // scrape config of contrib/prometheus and contrib/ansible labels them tunewatch="textfile"):
+    // such a host must publish tunewatch results, or TunewatchTextfileNeverArrived fires.
+    tunewatchTextfileHostSelector: 'job="node", tunewatch="textfile"',
+    // How long a rolled-out textfile host may stay without results: the timer's first scan
+    // runs 2 minutes after boot, then every 15 minutes (4 missed scans).
+    textfileArrivalFor: '1h',
 
     // Runbook sections: runbookURLBase + '#' + anchor (the alert name or check id, lower case).
     runbookURLBase: 'https://github.com/tunewatch/tunewatch/blob/main/docs/runbook.md',

@@ -250,21 +250,19 @@ def test_one_textfile_path_everywhere():
 
 def systemd_root(tmp_path: Path) -> Path:
     """A root for `systemd-analyze --root`: the host's unit directory (sysinit.target & co.),
-    the shipped units in etc/systemd/system, and `tunewatch` in usr/local/bin (systemd's fixed
-    search path for a bare ExecStart name) running this tree's CLI."""
+    the shipped units in etc/systemd/system and /usr/bin/env (their ExecStart), but no
+    `tunewatch` anywhere: the units must verify wherever tunewatch is installed."""
     import shutil
     root = tmp_path / "root"
     (root / "etc/systemd/system").mkdir(parents=True)
-    (root / "usr/local/bin").mkdir(parents=True)
+    (root / "usr/bin").mkdir(parents=True)
     units = Path("/usr/lib/systemd/system")
     if not units.is_dir():
         pytest.skip("no /usr/lib/systemd/system on this host")
     shutil.copytree(units, root / "usr/lib/systemd/system", symlinks=True)
-    for unit in (CONTRIB / "systemd").glob("tunewatch-textfile.*"):
+    for unit in (CONTRIB / "systemd").glob("tunewatch*.*"):
         shutil.copy(unit, root / "etc/systemd/system" / unit.name)
-    wrapper = root / "usr/local/bin/tunewatch"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m tunewatch.cli \"$@\"\n")
-    wrapper.chmod(0o755)
+    shutil.copy("/usr/bin/env", root / "usr/bin/env")
     return root
 
 
@@ -281,24 +279,27 @@ def systemd_analyze() -> str:
 def test_systemd_units_verify(tmp_path):
     analyze = systemd_analyze()
     root = systemd_root(tmp_path)
-    units = [str(root / "etc/systemd/system" / n) for n in ("tunewatch-textfile.service", "tunewatch-textfile.timer")]
+    names = ("tunewatch.service", "tunewatch-textfile.service", "tunewatch-textfile.timer")
+    units = [str(root / "etc/systemd/system" / n) for n in names]
     done = subprocess.run([analyze, f"--root={root}", "verify", *units], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and not done.stderr.strip(), done.stdout + done.stderr
-    # the check is real: without the command the service does not verify
-    (root / "usr/local/bin/tunewatch").unlink()
-    done = subprocess.run([analyze, f"--root={root}", "verify", units[0]], capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0 and "tunewatch" in done.stderr, done.stderr
+    # the check is real: without the executable the unit names, the service does not verify
+    (root / "usr/bin/env").unlink()
+    done = subprocess.run([analyze, f"--root={root}", "verify", units[1]], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "/usr/bin/env" in done.stderr, done.stderr
 
 
 def service_command(textfile: Path, extra_args: str) -> list[str]:
     """The service's ExecStart as systemd would run it: $TUNEWATCH_ARGS split into words,
-    `tunewatch` found on systemd's search path; only the output path is this test's."""
+    `tunewatch` found by env on the unit's PATH; only the output path is this test's."""
     import shlex
     unit = (CONTRIB / "systemd" / "tunewatch-textfile.service").read_text()
     [line] = [l for l in unit.splitlines() if l.startswith("ExecStart=")]
     words = shlex.split(line.split("=", 1)[1])
-    assert words[0] == "tunewatch" and TEXTFILE_PATH in words and words[-1] == "$TUNEWATCH_ARGS"
-    words = [str(textfile) if w == TEXTFILE_PATH else w for w in words[1:-1]] + shlex.split(extra_args)
+    output = "${TUNEWATCH_TEXTFILE_DIR}/tunewatch.prom"  # TUNEWATCH_TEXTFILE_DIR: the TEXTFILE_PATH directory
+    assert f"Environment=TUNEWATCH_TEXTFILE_DIR={os.path.dirname(TEXTFILE_PATH)}" in unit
+    assert words[:2] == ["/usr/bin/env", "tunewatch"] and output in words and words[-1] == "$TUNEWATCH_ARGS"
+    words = [str(textfile) if w == output else w for w in words[2:-1]] + shlex.split(extra_args)
     return cli(*words)
 
 
