@@ -85,7 +85,7 @@ def test_seed003_slot_tables_revert_to_module_defaults(content: Content) -> None
         assert objs[key].fix.change == f"options sunrpc {key.split('.', 1)[1]}=128"
 
 
-@pytest.mark.parametrize("example, via", [("sas-anf-udev-hook", "usr/lib/udev/rules.d/60-nfs.rules:4"),
+@pytest.mark.parametrize("example, via", [("sas-anf-udev-hook", "usr/lib/udev/rules.d/60-nfs.rules:"),
                                           ("sas-anf-modules-load", "systemd-sysctl"),
                                           ("sas-anf-modprobe-install", "usr/lib/modprobe.d/50-nfs.conf:4 (install)")])
 def test_seed003_fixed_the_three_ways_distributions_do(content: Content, example: str, via: str) -> None:
