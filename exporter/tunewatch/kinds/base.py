@@ -11,9 +11,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from ..errors import FactError, ParseError
-from ..facts.context import Facts
 from ..selectors import select_interfaces, select_mounts
+
+if TYPE_CHECKING:  # the fact readers load in the scan child, not in every process (issue 22)
+    from ..facts.context import Facts
 
 PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED = "pass", "fail", "error", "notapplicable", "waived"
 STATUSES = (PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED)

@@ -14,7 +14,6 @@ settings. Main options are matched exactly too (`--coal` is a bad command line).
 
 from __future__ import annotations
 
-import difflib
 import re
 import shlex
 from dataclasses import dataclass
@@ -76,6 +75,7 @@ class EthtoolCommand:
 
 def suggest(word: str, names) -> str | None:
     """The table name a misspelt word was meant to be (`rx-usec` -> `rx-usecs`)."""
+    import difflib  # here: only a misspelt word needs it, and every scan imports this module
     close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.75)
     return close[0] if close else None
 
