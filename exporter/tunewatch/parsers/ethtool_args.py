@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import logical_lines
 
@@ -65,12 +65,19 @@ _LEADERS = {"then", "do", "else", "if", "while", "until", "!", "{", "exec", "com
 _PREFIX_WORD = re.compile(r"(?:Exec\w*=[-@:+!|]*)?(?:\S*/)?(?:ba|da|z)?sh|(?!Exec)[A-Za-z_][A-Za-z0-9_]*=.*")
 
 
-@dataclass(frozen=True)
-class EthtoolCommand:
+class EthtoolCommand(FrozenRecord):
+    __slots__ = ("interface", "settings", "line", "problem")
     interface: str | None
     settings: tuple[tuple[str, str], ...]
     line: int
-    problem: str | None = None  # why ethtool rejects the whole command (then settings are empty)
+    problem: str | None  # why ethtool rejects the whole command (then settings are empty)
+
+    def __init__(self,
+                 interface: str | None, settings: tuple[tuple[str, str], ...], line: int, problem: str | None = None):
+        self.interface = interface
+        self.settings = settings
+        self.line = line
+        self.problem = problem
 
 
 def suggest(word: str, names) -> str | None:
