@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from . import __version__, kinds
+from ._record import FrozenRecord, Record
 from .content import Content, ResolvedProfile, SelectedCheck, Waiver
 from .errors import FactError, ParseError
 from .kinds._predict import complete as complete_prediction
@@ -31,25 +32,43 @@ if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (i
 EXIT_OK, EXIT_CONTENT, EXIT_FAILED = 0, 1, 2
 
 
-@dataclass
-class CheckResult:
+class CheckResult(Record):
+    __slots__ = ("check", "title", "severity", "kind", "status", "objects", "runtime_check")
     check: str
     title: str
     severity: str
     kind: str
     status: str
     objects: list[ObjectResult]
-    runtime_check: str | None = None
+    runtime_check: str | None
+
+    def __init__(self,
+                 check: str, title: str, severity: str, kind: str, status: str, objects: list[ObjectResult],
+                 runtime_check: str | None = None):
+        self.check = check
+        self.title = title
+        self.severity = severity
+        self.kind = kind
+        self.status = status
+        self.objects = objects
+        self.runtime_check = runtime_check
 
 
-@dataclass(frozen=True)
-class NicInfo:
+class NicInfo(FrozenRecord):
     """Driver identity of an in-scope NIC; a change means a driver or firmware update."""
+    __slots__ = ("interface", "driver", "version", "firmware", "bus")
     interface: str
     driver: str
     version: str
     firmware: str
     bus: str
+
+    def __init__(self, interface: str, driver: str, version: str, firmware: str, bus: str):
+        self.interface = interface
+        self.driver = driver
+        self.version = version
+        self.firmware = firmware
+        self.bus = bus
 
 
 @dataclass
