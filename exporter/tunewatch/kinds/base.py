@@ -91,8 +91,8 @@ class ObjectResult(Record):
     FILE`, `driver default (hv_netvsc, Linux 5.14: 8)`, `module default`, `never applied:
     WHY`). `fix` is set on every failing object. `irq` is set by the kinds that judge one
     data IRQ's placement."""
-    __slots__ = ("object", "status", "expected", "actual", "message", "settings", "waiver", "predicted", "source", "fix",
-                 "irq")
+    __slots__ = ("object", "status", "expected", "actual", "message", "settings", "waiver", "predicted", "source",
+                 "fix", "irq")
     object: str
     status: str
     expected: str

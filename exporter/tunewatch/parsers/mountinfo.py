@@ -21,7 +21,8 @@ Options = Tuple[Tuple[str, Optional[str]], ...]  # a runtime alias: typing's for
 
 
 class MountInfo(FrozenRecord):
-    __slots__ = ("mount_id", "parent_id", "major", "minor", "root", "mount_point", "mount_options", "optional_fields", "fstype", "source", "super_options", "line")
+    __slots__ = ("mount_id", "parent_id", "major", "minor", "root", "mount_point", "mount_options", "optional_fields",
+                 "fstype", "source", "super_options", "line")
     mount_id: int
     parent_id: int
     major: int
