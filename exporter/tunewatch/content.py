@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import __version__, kinds
+from ._record import Record
 from .errors import ContentError, FactError
 from .sources import load_sources, resolve_all, sources_path
 from .yamlsrc import MAX_BYTES, Document, load_yaml, validate
@@ -105,10 +106,14 @@ class Profile:
     doc: Document = field(repr=False)
 
 
-@dataclass
-class SelectedCheck:
+class SelectedCheck(Record):
+    __slots__ = ("check", "vars")
     check: Check
     vars: dict
+
+    def __init__(self, check: Check, vars: dict):
+        self.check = check
+        self.vars = vars
 
 
 @dataclass
@@ -120,13 +125,20 @@ class ResolvedProfile:
     scope: dict
 
 
-@dataclass
-class Waiver:
+class Waiver(Record):
+    __slots__ = ("check", "object", "justification", "expires", "source")
     check: str
     object: str | None
     justification: str
     expires: dt.date
     source: str
+
+    def __init__(self, check: str, object: str | None, justification: str, expires: dt.date, source: str):
+        self.check = check
+        self.object = object
+        self.justification = justification
+        self.expires = expires
+        self.source = source
 
     def active(self, today: dt.date) -> bool:
         return today <= self.expires

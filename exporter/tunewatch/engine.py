@@ -15,40 +15,60 @@ import signal
 import struct
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from . import __version__, kinds
+from ._record import FrozenRecord, Record
 from .content import Content, ResolvedProfile, SelectedCheck, Waiver
 from .errors import FactError, ParseError
-from .facts.context import Facts
-from .facts.host import Host
-from .fs import FS
 from .kinds._predict import complete as complete_prediction
 from .kinds.base import ERROR, FAIL, NOTAPPLICABLE, STATUSES, WAIVED, ObjectResult, Target, worst
 from .selectors import condition_holds, select_interfaces
 
+if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
+    from .facts.context import Facts
+    from .facts.host import Host
+
 EXIT_OK, EXIT_CONTENT, EXIT_FAILED = 0, 1, 2
 
 
-@dataclass
-class CheckResult:
+class CheckResult(Record):
+    __slots__ = ("check", "title", "severity", "kind", "status", "objects", "runtime_check")
     check: str
     title: str
     severity: str
     kind: str
     status: str
     objects: list[ObjectResult]
-    runtime_check: str | None = None
+    runtime_check: str | None
+
+    def __init__(self,
+                 check: str, title: str, severity: str, kind: str, status: str, objects: list[ObjectResult],
+                 runtime_check: str | None = None):
+        self.check = check
+        self.title = title
+        self.severity = severity
+        self.kind = kind
+        self.status = status
+        self.objects = objects
+        self.runtime_check = runtime_check
 
 
-@dataclass(frozen=True)
-class NicInfo:
+class NicInfo(FrozenRecord):
     """Driver identity of an in-scope NIC; a change means a driver or firmware update."""
+    __slots__ = ("interface", "driver", "version", "firmware", "bus")
     interface: str
     driver: str
     version: str
     firmware: str
     bus: str
+
+    def __init__(self, interface: str, driver: str, version: str, firmware: str, bus: str):
+        self.interface = interface
+        self.driver = driver
+        self.version = version
+        self.firmware = firmware
+        self.bus = bus
 
 
 @dataclass
@@ -167,6 +187,9 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
     """Evaluate every selected check in this thread. With `timeout` (seconds) no fact is
     read after the deadline: checks that still need one get an `error` result saying the
     scan timed out. `on_result` sees each check's result as soon as it is decided."""
+    from .facts.context import Facts  # here, not at import: every fact reader and parser comes with it
+    from .fs import FS
+
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
     facts = Facts(FS(root), _module_params(profile), deadline, content.defaults)

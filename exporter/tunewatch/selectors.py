@@ -19,10 +19,14 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from typing import TYPE_CHECKING
+
 from .errors import FactError, ParseError
-from .facts.context import Facts
-from .facts.interfaces import Interface
-from .fs import FS
+
+if TYPE_CHECKING:  # annotations only: importing the fact readers is the scan child's job (issue 22)
+    from .facts.context import Facts
+    from .facts.interfaces import Interface
+    from .fs import FS
 
 
 def _interface_clause(clause: dict, iface: Interface) -> bool:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..fs import FS
 from ..parsers.cpulist import parse_cpulist
 
 
-@dataclass(frozen=True)
-class Topology:
+class Topology(FrozenRecord):
+    __slots__ = ("online", "nodes")
     online: frozenset[int]
     nodes: dict[int, frozenset[int]]  # NUMA node -> online CPUs
+
+    def __init__(self, online: frozenset[int], nodes: dict[int, frozenset[int]]):
+        self.online = online
+        self.nodes = nodes
 
     def node_cpus(self, node: int) -> frozenset[int]:
         return self.nodes.get(node, frozenset())

@@ -17,19 +17,24 @@ import json
 import os
 import stat
 import weakref
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import FactError
 from ..fs import FS
 
 SIDECAR = "filestat.json"
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(FrozenRecord):
+    __slots__ = ("mode", "uid", "regular")
     mode: int  # permission bits and setuid/setgid/sticky (S_IMODE)
     uid: int
     regular: bool
+
+    def __init__(self, mode: int, uid: int, regular: bool):
+        self.mode = mode
+        self.uid = uid
+        self.regular = regular
 
 
 _SIDECARS: "weakref.WeakKeyDictionary[FS, dict]" = weakref.WeakKeyDictionary()

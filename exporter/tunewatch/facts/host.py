@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._record import FrozenRecord
 from ..fs import FS
 from ..parsers.proc_stat import parse_btime
 from ..parsers.shellvars import parse_shell_assignments
@@ -11,8 +10,8 @@ from ..parsers.shellvars import parse_shell_assignments
 AZURE_ASSET_TAG = "7783-7084-3265-9085-8269-3286-77"
 
 
-@dataclass(frozen=True)
-class Host:
+class Host(FrozenRecord):
+    __slots__ = ("hostname", "kernel", "os_id", "os_version", "os_name", "platform", "product", "boot_time", "boot_id")
     hostname: str
     kernel: str
     os_id: str
@@ -23,7 +22,19 @@ class Host:
     boot_time: int | None
     # the kernel's random id of this boot (random(4)): a remediation written for this scan
     # refuses to run after a reboot, when IRQ numbers and runtime values may have changed
-    boot_id: str | None = None
+    boot_id: str | None
+
+    def __init__(self, hostname: str, kernel: str, os_id: str, os_version: str, os_name: str, platform: str,
+                 product: str, boot_time: int | None, boot_id: str | None = None):
+        self.hostname = hostname
+        self.kernel = kernel
+        self.os_id = os_id
+        self.os_version = os_version
+        self.os_name = os_name
+        self.platform = platform
+        self.product = product
+        self.boot_time = boot_time
+        self.boot_id = boot_id
 
 
 def detect_platform(vendor: str, asset_tag: str) -> str:

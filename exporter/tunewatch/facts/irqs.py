@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import FactError
 from ..fs import FS, INTERRUPTS_MAX_BYTES
 from ..parsers.cpulist import parse_cpulist
 from ..parsers.interrupts import Interrupts, parse_interrupt_lines, stream_lines
 
 
-@dataclass(frozen=True)
-class IrqAffinity:
+class IrqAffinity(FrozenRecord):
+    __slots__ = ("irq", "smp", "effective")
     irq: int
     smp: frozenset[int]
     effective: frozenset[int] | None
+
+    def __init__(self, irq: int, smp: frozenset[int], effective: frozenset[int] | None):
+        self.irq = irq
+        self.smp = smp
+        self.effective = effective
 
 
 def read_interrupts(fs: FS) -> Interrupts:

@@ -11,24 +11,30 @@ Read from sysfs under the root: `sys/class/net/<if>` links to the device's direc
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..fs import FS
 from .interfaces import Interface
 
 _ARPHRD = {"1": "ether", "772": "loopback", "32": "infiniband", "65534": "none"}
 
 
-@dataclass(frozen=True)
-class SysDevice:
+class SysDevice(FrozenRecord):
+    __slots__ = ("rel", "kernel", "subsystem", "driver")
     rel: str  # directory under the root
     kernel: str
     subsystem: str | None
     driver: str | None
 
+    def __init__(self, rel: str, kernel: str, subsystem: str | None, driver: str | None):
+        self.rel = rel
+        self.kernel = kernel
+        self.subsystem = subsystem
+        self.driver = driver
 
-@dataclass(frozen=True)
-class NetDevice:
+
+class NetDevice(FrozenRecord):
+    __slots__ = ("name", "driver", "mac", "permanent_mac", "id_path", "type", "rel", "parents")
     name: str
     driver: str | None  # the parent device's driver (udev ID_NET_DRIVER)
     mac: str | None
@@ -37,6 +43,18 @@ class NetDevice:
     type: str | None
     rel: str  # sys/class/net/<name>
     parents: tuple[SysDevice, ...]  # nearest first
+
+    def __init__(self,
+                 name: str, driver: str | None, mac: str | None, permanent_mac: str | None, id_path: str | None,
+                 type: str | None, rel: str, parents: tuple[SysDevice, ...]):
+        self.name = name
+        self.driver = driver
+        self.mac = mac
+        self.permanent_mac = permanent_mac
+        self.id_path = id_path
+        self.type = type
+        self.rel = rel
+        self.parents = parents
 
 
 def _parents(fs: FS, name: str) -> tuple[SysDevice, ...]:

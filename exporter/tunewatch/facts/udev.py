@@ -57,6 +57,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Tuple
 
+from .._record import FrozenRecord
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
 from .udev_match import match_string, substitute_format
@@ -96,41 +97,73 @@ def _no_test(_path: str) -> bool | None:
     return None
 
 
-@dataclass(frozen=True)
-class Level:
+class Level(FrozenRecord):
     """The event device or one of its parents, as KERNELS/SUBSYSTEMS/DRIVERS/ATTRS see it.
     `attr` returns a sysfs attribute's value as sd_device_get_sysattr_value() does (None:
     no value: missing, a directory or a link other than driver/subsystem/module)."""
+    __slots__ = ("kernel", "subsystem", "driver", "attr", "devpath")
     kernel: str | None
     subsystem: str | None
     driver: str | None
-    attr: Callable[[str], str | None] = _no_attr
-    devpath: str | None = None
+    attr: Callable[[str], str | None]
+    devpath: str | None
+
+    def __init__(self,
+                 kernel: str | None, subsystem: str | None, driver: str | None,
+                 attr: Callable[[str], str | None] = _no_attr, devpath: str | None = None):
+        self.kernel = kernel
+        self.subsystem = subsystem
+        self.driver = driver
+        self.attr = attr
+        self.devpath = devpath
 
 
-@dataclass(frozen=True)
-class UdevDevice:
+class UdevDevice(FrozenRecord):
     """`values`: KERNEL, NAME (the interface name for a net device), SUBSYSTEM, DRIVER,
     DEVPATH and the properties as ENV{x}; `attr` reads its ATTR{x}; `levels`: the device
     itself, then its parents (default: the device alone, from `values`)."""
+    __slots__ = ("values", "attr", "levels", "unknown_matches", "action", "program", "test", "has_devnode")
     values: dict[str, str | None]
-    attr: Callable[[str], str | None] = _no_attr
-    levels: tuple[Level, ...] = ()
-    unknown_matches: bool = False  # a device known only by its subsystem: other keys match
-    action: str = "add"
-    program: Callable[[str], ProgramResult] = _no_program
-    test: Callable[[str], Optional[bool]] = _no_test  # TEST: does the path exist (None: cannot tell)
-    has_devnode: bool = False  # SYMLINK assignments apply only to a device with a node
+    attr: Callable[[str], str | None]
+    levels: tuple[Level, ...]
+    unknown_matches: bool  # a device known only by its subsystem: other keys match
+    action: str
+    program: Callable[[str], ProgramResult]
+    test: Callable[[str], Optional[bool]]  # TEST: does the path exist (None: cannot tell)
+    has_devnode: bool  # SYMLINK assignments apply only to a device with a node
+
+    def __init__(self,
+                 values: dict[str, str | None], attr: Callable[[str], str | None] = _no_attr,
+                 levels: tuple[Level, ...] = (), unknown_matches: bool = False, action: str = "add",
+                 program: Callable[[str], ProgramResult] = _no_program,
+                 test: Callable[[str], Optional[bool]] = _no_test, has_devnode: bool = False):
+        self.values = values
+        self.attr = attr
+        self.levels = levels
+        self.unknown_matches = unknown_matches
+        self.action = action
+        self.program = program
+        self.test = test
+        self.has_devnode = has_devnode
 
 
-@dataclass(frozen=True)
-class Ignored:
+class Ignored(FrozenRecord):
     """A line udev drops whose valid keys match the device: what it would have done."""
+    __slots__ = ("source", "line", "problem", "run", "attrs")
     source: str
     line: int
     problem: str
-    run: tuple[str, ...] = ()
-    attrs: tuple[tuple[str, str], ...] = ()
+    run: tuple[str, ...]
+    attrs: tuple[tuple[str, str], ...]
+
+    def __init__(self,
+                 source: str, line: int, problem: str, run: tuple[str, ...] = (),
+                 attrs: tuple[tuple[str, str], ...] = ()):
+        self.source = source
+        self.line = line
+        self.problem = problem
+        self.run = run
+        self.attrs = attrs
 
 
 @dataclass

@@ -12,8 +12,8 @@ An unreadable file raises (FactError): the only udev file that makes a check `er
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..fs import FS
 from ..parsers.udev_rules import UdevRule, parse_udev_rules_file
 
@@ -21,12 +21,18 @@ RULES_DIRS = ("etc/udev/rules.d", "usr/local/lib/udev/rules.d", "usr/lib/udev/ru
 RUNTIME_RULES_DIR = "run/udev/rules.d"  # gone at the next boot
 
 
-@dataclass(frozen=True)
-class RulesFile:
+class RulesFile(FrozenRecord):
+    __slots__ = ("source", "rules", "problem", "text")
     source: str
     rules: tuple[UdevRule, ...]  # dropped lines included, with their `problem`
-    problem: str | None = None  # set: udev ignores the whole file
-    text: str = ""  # kept so boot_scripts() need not read the file again
+    problem: str | None  # set: udev ignores the whole file
+    text: str  # kept so boot_scripts() need not read the file again
+
+    def __init__(self, source: str, rules: tuple[UdevRule, ...], problem: str | None = None, text: str = ""):
+        self.source = source
+        self.rules = rules
+        self.problem = problem
+        self.text = text
 
 
 _CACHE: "weakref.WeakKeyDictionary[FS, list[RulesFile]]" = weakref.WeakKeyDictionary()

@@ -9,11 +9,14 @@ the whole check depends on (the engine turns that into one `error` result) and r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from .._record import FrozenRecord, Record
 from ..errors import FactError, ParseError
-from ..facts.context import Facts
 from ..selectors import select_interfaces, select_mounts
+
+if TYPE_CHECKING:  # the fact readers load in the scan child, not in every process (issue 22)
+    from ..facts.context import Facts
 
 PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED = "pass", "fail", "error", "notapplicable", "waived"
 STATUSES = (PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED)
@@ -24,63 +27,98 @@ def worst(statuses) -> str:
     return max(statuses, key=_RANK.__getitem__, default=NOTAPPLICABLE)
 
 
-@dataclass
-class Setting:
+class Setting(Record):
     """A numeric observed/expected pair, exported for drift panels."""
+    __slots__ = ("name", "observed", "expected")
     name: str
     observed: float | None
     expected: float | None
+
+    def __init__(self, name: str, observed: float | None, expected: float | None):
+        self.name = name
+        self.observed = observed
+        self.expected = expected
 
 
 UNKNOWN = "unknown"  # `predicted` when no consumer sets the value and content knows no default
 
 
-@dataclass
-class Fix:
+class Fix(Record):
     """How to fix one failing object, as data (outputs never parse message text).
 
     `command`: a shell command that fixes it now (runtime form); `file` + `change`: the
     file to create or edit and the line(s) it must hold (persistent form); `note`: what to
     do where neither is mechanical. Any combination may be set; at least one is."""
-    command: str | None = None
-    file: str | None = None
-    change: str | None = None
-    note: str | None = None
+    __slots__ = ("command", "file", "change", "note")
+    command: str | None
+    file: str | None
+    change: str | None
+    note: str | None
+
+    def __init__(self,
+                 command: str | None = None, file: str | None = None, change: str | None = None,
+                 note: str | None = None):
+        self.command = command
+        self.file = file
+        self.change = change
+        self.note = note
 
     def to_dict(self) -> dict:
         return {k: v for k, v in (("command", self.command), ("file", self.file), ("change", self.change),
                                   ("note", self.note)) if v}
 
 
-@dataclass(frozen=True)
-class IrqPlacement:
+class IrqPlacement(FrozenRecord):
     """Where one data IRQ of a NIC may run, as data (the placement metrics read this, never
     the object's name or text): `cpus` is its smp_affinity_list, `node` the NUMA node that
     holds every one of those CPUs (None when they span nodes)."""
+    __slots__ = ("interface", "irq", "cpus", "node")
     interface: str
     irq: int
     cpus: tuple[int, ...]
     node: int | None
 
+    def __init__(self, interface: str, irq: int, cpus: tuple[int, ...], node: int | None):
+        self.interface = interface
+        self.irq = irq
+        self.cpus = cpus
+        self.node = node
 
-@dataclass
-class ObjectResult:
+
+class ObjectResult(Record):
     """One object's verdict. `predicted`/`source` are set by every `-persistent` check:
     the value after the next boot (or UNKNOWN) and where it comes from (`configured by
     FILE`, `driver default (hv_netvsc, Linux 5.14: 8)`, `module default`, `never applied:
     WHY`). `fix` is set on every failing object. `irq` is set by the kinds that judge one
     data IRQ's placement."""
+    __slots__ = ("object", "status", "expected", "actual", "message", "settings", "waiver", "predicted", "source",
+                 "fix", "irq")
     object: str
     status: str
     expected: str
     actual: str
     message: str
-    settings: list[Setting] = field(default_factory=list)
-    waiver: str | None = None
-    predicted: str | None = None
-    source: str | None = None
-    fix: Fix | None = None
-    irq: IrqPlacement | None = None
+    settings: list[Setting]
+    waiver: str | None
+    predicted: str | None
+    source: str | None
+    fix: Fix | None
+    irq: IrqPlacement | None
+
+    def __init__(self, object: str, status: str, expected: str, actual: str, message: str,  # noqa: A002
+                 settings: list[Setting] | None = None, waiver: str | None = None, predicted: str | None = None,
+                 source: str | None = None, fix: Fix | None = None, irq: IrqPlacement | None = None):
+        self.object = object
+        self.status = status
+        self.expected = expected
+        self.actual = actual
+        self.message = message
+        self.settings = [] if settings is None else settings  # a new list each, as field(default_factory=list)
+        self.waiver = waiver
+        self.predicted = predicted
+        self.source = source
+        self.fix = fix
+        self.irq = irq
 
 
 def error_result(obj: str, exc: Exception, expected: str = "") -> ObjectResult:
@@ -95,14 +133,21 @@ def as_number(value) -> float | None:
     return number if math.isfinite(number) else None
 
 
-@dataclass
-class Target:
+class Target(Record):
     """One selected check about to be evaluated on one host."""
+    __slots__ = ("check_id", "vars", "facts", "scope", "objects")
     check_id: str
     vars: dict
     facts: Facts
     scope: dict  # the profile's (tailored) scope
     objects: dict  # the check's own object filter
+
+    def __init__(self, check_id: str, vars: dict, facts: Facts, scope: dict, objects: dict):
+        self.check_id = check_id
+        self.vars = vars
+        self.facts = facts
+        self.scope = scope
+        self.objects = objects
 
     def interfaces(self):
         return select_interfaces(self.facts, self.scope.get("interfaces"), self.objects.get("interfaces"))

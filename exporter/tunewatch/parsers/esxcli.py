@@ -10,8 +10,8 @@ String Value of string ones. A shell prompt or other stray text between records 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines
 
@@ -19,10 +19,14 @@ _LABEL = re.compile(r"[A-Za-z][A-Za-z0-9 ()/._-]*")
 _CPU_LABELS = {"CPU Packages", "CPU Cores", "CPU Threads", "Hyperthreading Active"}
 
 
-@dataclass(frozen=True)
-class EsxcliOutput:
+class EsxcliOutput(FrozenRecord):
+    __slots__ = ("kind", "records")
     kind: str  # "advanced", "cpu_global" or "unknown"
     records: tuple[dict[str, str], ...]
+
+    def __init__(self, kind: str, records: tuple[dict[str, str], ...]):
+        self.kind = kind
+        self.records = records
 
 
 def _records(text: str) -> list[dict[str, str]]:

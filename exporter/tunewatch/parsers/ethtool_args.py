@@ -14,11 +14,10 @@ settings. Main options are matched exactly too (`--coal` is a bad command line).
 
 from __future__ import annotations
 
-import difflib
 import re
 import shlex
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import logical_lines
 
@@ -66,16 +65,24 @@ _LEADERS = {"then", "do", "else", "if", "while", "until", "!", "{", "exec", "com
 _PREFIX_WORD = re.compile(r"(?:Exec\w*=[-@:+!|]*)?(?:\S*/)?(?:ba|da|z)?sh|(?!Exec)[A-Za-z_][A-Za-z0-9_]*=.*")
 
 
-@dataclass(frozen=True)
-class EthtoolCommand:
+class EthtoolCommand(FrozenRecord):
+    __slots__ = ("interface", "settings", "line", "problem")
     interface: str | None
     settings: tuple[tuple[str, str], ...]
     line: int
-    problem: str | None = None  # why ethtool rejects the whole command (then settings are empty)
+    problem: str | None  # why ethtool rejects the whole command (then settings are empty)
+
+    def __init__(self,
+                 interface: str | None, settings: tuple[tuple[str, str], ...], line: int, problem: str | None = None):
+        self.interface = interface
+        self.settings = settings
+        self.line = line
+        self.problem = problem
 
 
 def suggest(word: str, names) -> str | None:
     """The table name a misspelt word was meant to be (`rx-usec` -> `rx-usecs`)."""
+    import difflib  # here: only a misspelt word needs it, and every scan imports this module
     close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.75)
     return close[0] if close else None
 

@@ -8,14 +8,14 @@ rather than read with its fields shifted.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines, split_options, uint, unescape_octal
 
 
-@dataclass(frozen=True)
-class FstabEntry:
+class FstabEntry(FrozenRecord):
+    __slots__ = ("spec", "file", "vfstype", "options", "freq", "passno", "line")
     spec: str
     file: str
     vfstype: str
@@ -23,6 +23,17 @@ class FstabEntry:
     freq: int
     passno: int
     line: int
+
+    def __init__(self,
+                 spec: str, file: str, vfstype: str, options: tuple[tuple[str, str | None], ...], freq: int,
+                 passno: int, line: int):
+        self.spec = spec
+        self.file = file
+        self.vfstype = vfstype
+        self.options = options
+        self.freq = freq
+        self.passno = passno
+        self.line = line
 
 
 def parse_fstab(text: str, source: str) -> list[FstabEntry]:

@@ -13,9 +13,9 @@ number, is rejected. Only IRQ number -> names is kept: the counts grow as CPUs x
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines
 
@@ -25,17 +25,26 @@ _NUMBERISH = re.compile(r"[-+]?[0-9]")  # a count gone wrong, not the start of t
 _TRIGGER = re.compile(r"(?:[0-9]*-)?(?:edge|level|fasteoi|simple|percpu(?:_devid)?)", re.I)
 
 
-@dataclass(frozen=True)
-class IrqLine:
+class IrqLine(FrozenRecord):
+    __slots__ = ("irq", "chip", "name")
     irq: int
     chip: str
     name: str
 
+    def __init__(self, irq: int, chip: str, name: str):
+        self.irq = irq
+        self.chip = chip
+        self.name = name
 
-@dataclass(frozen=True)
-class Interrupts:
+
+class Interrupts(FrozenRecord):
+    __slots__ = ("cpus", "irqs")
     cpus: int
     irqs: dict[int, IrqLine]
+
+    def __init__(self, cpus: int, irqs: dict[int, IrqLine]):
+        self.cpus = cpus
+        self.irqs = irqs
 
 
 def _chip_and_name(words: list[str]) -> tuple[str, str]:

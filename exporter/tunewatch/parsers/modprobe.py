@@ -9,8 +9,8 @@ sets to true; it is reported as "1" so it compares equal to `param=1`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import logical_lines
 
@@ -18,11 +18,16 @@ from ._text import logical_lines
 _PARAM = re.compile(r'([^\s=]+)(?:=((?:"[^"]*"?|[^\s"])*))?')
 
 
-@dataclass(frozen=True)
-class ModprobeOptions:
+class ModprobeOptions(FrozenRecord):
+    __slots__ = ("module", "params", "line")
     module: str
     params: dict[str, str]
     line: int
+
+    def __init__(self, module: str, params: dict[str, str], line: int):
+        self.module = module
+        self.params = params
+        self.line = line
 
 
 def _params(text: str) -> dict[str, str]:
@@ -49,12 +54,17 @@ def parse_modprobe_conf(text: str, source: str) -> list[ModprobeOptions]:
             for n, words in _lines_of(text, "options", source, 2, "`options` without a module name")]
 
 
-@dataclass(frozen=True)
-class ModprobeInstall:
+class ModprobeInstall(FrozenRecord):
     """`install MODULE COMMAND...`: modprobe runs COMMAND (with /bin/sh) instead of loading."""
+    __slots__ = ("module", "command", "line")
     module: str
     command: str
     line: int
+
+    def __init__(self, module: str, command: str, line: int):
+        self.module = module
+        self.command = command
+        self.line = line
 
 
 def parse_modprobe_install(text: str, source: str) -> list[ModprobeInstall]:

@@ -12,16 +12,17 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import re
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines, split_options, uint, unescape_octal
 
 Options = Tuple[Tuple[str, Optional[str]], ...]  # a runtime alias: typing's forms for Python 3.9
 
 
-@dataclass(frozen=True)
-class MountInfo:
+class MountInfo(FrozenRecord):
+    __slots__ = ("mount_id", "parent_id", "major", "minor", "root", "mount_point", "mount_options", "optional_fields",
+                 "fstype", "source", "super_options", "line")
     mount_id: int
     parent_id: int
     major: int
@@ -34,6 +35,23 @@ class MountInfo:
     source: str
     super_options: Options
     line: int
+
+    def __init__(self,
+                 mount_id: int, parent_id: int, major: int, minor: int, root: str, mount_point: str,
+                 mount_options: Options, optional_fields: tuple[str, ...], fstype: str, source: str,
+                 super_options: Options, line: int):
+        self.mount_id = mount_id
+        self.parent_id = parent_id
+        self.major = major
+        self.minor = minor
+        self.root = root
+        self.mount_point = mount_point
+        self.mount_options = mount_options
+        self.optional_fields = optional_fields
+        self.fstype = fstype
+        self.source = source
+        self.super_options = super_options
+        self.line = line
 
 
 def _parse_line(line: str, source: str, n: int) -> MountInfo:

@@ -16,16 +16,25 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+
+from .._record import FrozenRecord
 
 
-@dataclass(frozen=True)
-class SysctlRun:
+class SysctlRun(FrozenRecord):
+    __slots__ = ("consumer", "system", "files", "pattern", "prefixes")
     consumer: str  # "procps" or "systemd-sysctl"
     system: bool  # procps --system (systemd-sysctl always applies the system files)
     files: tuple[str, ...]  # procps -p FILE...
     pattern: str | None  # procps --pattern (regex searched in the dotted key)
     prefixes: tuple[str, ...]  # systemd-sysctl --prefix
+
+    def __init__(self,
+                 consumer: str, system: bool, files: tuple[str, ...], pattern: str | None, prefixes: tuple[str, ...]):
+        self.consumer = consumer
+        self.system = system
+        self.files = files
+        self.pattern = pattern
+        self.prefixes = prefixes
 
     def limits(self, key: str) -> bool:
         """True when the run applies `key` (its --pattern / --prefix let it through)."""

@@ -9,20 +9,26 @@ keys are turned into the dotted form sysctl(8) prints, where a literal dot shows
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines
 
 _SWAP = str.maketrans("./", "/.")
 
 
-@dataclass(frozen=True)
-class SysctlSetting:
+class SysctlSetting(FrozenRecord):
+    __slots__ = ("key", "value", "line", "ignore_failure")
     key: str
     value: str
     line: int
     ignore_failure: bool
+
+    def __init__(self, key: str, value: str, line: int, ignore_failure: bool):
+        self.key = key
+        self.value = value
+        self.line = line
+        self.ignore_failure = ignore_failure
 
 
 def normalise_key(key: str) -> str:

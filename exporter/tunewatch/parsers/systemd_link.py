@@ -18,8 +18,8 @@ coalesce times are time spans (`RxCoalesceSec=25` is 25 seconds, `25us` 25 micro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from .ini import parse_ini_items
 
 MATCH_KEYS = ("MACAddress", "PermanentMACAddress", "Path", "Driver", "Type", "Kind", "OriginalName", "Property",
@@ -45,18 +45,28 @@ _UNITS = {"": 1_000_000, "s": 1_000_000, "sec": 1_000_000, "second": 1_000_000, 
 _SPAN = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zµμ]*)\s*")
 
 
-@dataclass(frozen=True)
-class MatchKey:
+class MatchKey(FrozenRecord):
+    __slots__ = ("key", "values")
     key: str
     values: tuple[str, ...]  # negative items keep their "!" prefix
 
+    def __init__(self, key: str, values: tuple[str, ...]):
+        self.key = key
+        self.values = values
 
-@dataclass(frozen=True)
-class LinkFile:
+
+class LinkFile(FrozenRecord):
+    __slots__ = ("source", "match", "settings", "rejected")
     source: str
     match: tuple[MatchKey, ...]  # empty: matches every interface (systemd warns)
     settings: dict[str, str]
     rejected: tuple[str, ...]  # "line N: Key=value: why systemd ignores it"
+
+    def __init__(self, source: str, match: tuple[MatchKey, ...], settings: dict[str, str], rejected: tuple[str, ...]):
+        self.source = source
+        self.match = match
+        self.settings = settings
+        self.rejected = rejected
 
 
 def _usec(value: str) -> int | None:

@@ -32,7 +32,8 @@ tokens that were valid, so the engine can name it on the devices it would have c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from .._record import FrozenRecord
 
 LINE_SIZE = 16384  # UDEV_LINE_SIZE, src/udev/udev-def.h
 _EOL = re.compile(r"\r\n|\r|\n|\x00")
@@ -56,28 +57,48 @@ class RuleError(Exception):
     """Why udev drops a line (its log message)."""
 
 
-@dataclass(frozen=True)
-class UdevToken:
+class UdevToken(FrozenRecord):
+    __slots__ = ("key", "attr", "op", "value", "nocase")
     key: str
     attr: str | None
     op: str
     value: str
-    nocase: bool = False  # `i"..."` prefix
+    nocase: bool  # `i"..."` prefix
+
+    def __init__(self, key: str, attr: str | None, op: str, value: str, nocase: bool = False):
+        self.key = key
+        self.attr = attr
+        self.op = op
+        self.value = value
+        self.nocase = nocase
 
 
-@dataclass(frozen=True)
-class UdevRule:
+class UdevRule(FrozenRecord):
+    __slots__ = ("line", "tokens", "problem", "label", "goto")
     line: int
     tokens: tuple[UdevToken, ...]
-    problem: str | None = None  # set: udev drops this line; `tokens` are the valid ones
-    label: str | None = None
-    goto: str | None = None
+    problem: str | None  # set: udev drops this line; `tokens` are the valid ones
+    label: str | None
+    goto: str | None
+
+    def __init__(self,
+                 line: int, tokens: tuple[UdevToken, ...], problem: str | None = None, label: str | None = None,
+                 goto: str | None = None):
+        self.line = line
+        self.tokens = tokens
+        self.problem = problem
+        self.label = label
+        self.goto = goto
 
 
-@dataclass(frozen=True)
-class ParsedRules:
+class ParsedRules(FrozenRecord):
+    __slots__ = ("rules", "file_problem")
     rules: tuple[UdevRule, ...]  # every rule line, dropped ones with their `problem`
-    file_problem: str | None = None  # set: udev ignores the whole file
+    file_problem: str | None  # set: udev ignores the whole file
+
+    def __init__(self, rules: tuple[UdevRule, ...], file_problem: str | None = None):
+        self.rules = rules
+        self.file_problem = file_problem
 
 
 _C_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"',

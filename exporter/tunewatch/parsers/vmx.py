@@ -10,8 +10,8 @@ VMware-style quoted values. Inside quotes VMware writes special characters as `|
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines
 
@@ -20,11 +20,16 @@ _QUOTES = "\"“”"
 _HEX = re.compile(r"\|([0-9A-Fa-f]{2})")
 
 
-@dataclass(frozen=True)
-class VmxEntry:
+class VmxEntry(FrozenRecord):
+    __slots__ = ("key", "value", "line")
     key: str
     value: str
     line: int
+
+    def __init__(self, key: str, value: str, line: int):
+        self.key = key
+        self.value = value
+        self.line = line
 
 
 def _unquote(value: str, source: str, n: int) -> str:
