@@ -323,7 +323,23 @@ class FS:
         except OSError as e:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
+    def _cache_key(self, rel: str) -> str:
+        """`rel`, or for a link the root-relative path it resolves to, so a file read by
+        its own name and through a link (sysctl.d/99-sysctl.conf -> ../sysctl.conf) is
+        opened once."""
+        parent, _, name = rel.strip("/").rpartition("/")
+        listing = self._listings.get(self._components(parent) if parent else ())
+        if listing.__class__ is dict and listing.get(name) == LINK:
+            try:
+                resolved = self.path(rel)
+            except (FactError, OSError):
+                return rel
+            if resolved.startswith(self._prefix):
+                return resolved[len(self._prefix):]
+        return rel
+
     def read_bytes(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> bytes | None:
+        rel = self._cache_key(rel)
         try:
             data = self._small[rel]
         except KeyError:

@@ -8,15 +8,21 @@ checks that depend on it and costs nothing for the others.
 from __future__ import annotations
 
 import functools
+import importlib
+import sys
 import time
 from typing import Callable
 
 from ..errors import FactError, ParseError
 from ..fs import FS, is_network_fstype
-from . import (boot, cpus, ethtool, host, interfaces, irqs, modules, mounts, netconfig, netdevice, processes, services,
-               sysctl, tuned, udev, vmware)
 from .defaults import Defaults
 from ..parsers.sysctl_command import find_sysctl_runs
+
+
+def _reader(name: str):
+    """The fact module `name`, imported when a check first asks for its fact: a scan
+    loads the readers (and parsers) its checks need, not all of them (issue 22)."""
+    return importlib.import_module(f"{__package__}.{name}")
 
 
 class ScanTimeout(FactError):
@@ -51,7 +57,10 @@ def fact(method: Callable) -> property:
 class Facts:
     def __init__(self, fs: FS, module_params: dict[str, str] | None = None, deadline: float | None = None,
                  defaults: Defaults | None = None):
-        self.fs = vmware.source_fs(fs)  # vmware/ from vSphere with --vsphere.config
+        # vmware/ from vSphere with --vsphere.config; only whoever imported facts.vmware can
+        # have configured that source, so a scan without it does not import it for nothing
+        vmware = sys.modules.get(f"{__package__}.vmware")
+        self.fs = fs if vmware is None else vmware.source_fs(fs)
         self.deadline = deadline  # time.monotonic() after which no fact is read
         self.module_params = module_params or {}
         self.defaults = defaults if defaults is not None else Defaults()  # content: checks/defaults
@@ -62,48 +71,48 @@ class Facts:
 
     @fact
     def host(self):
-        return host.read_host(self.fs)
+        return _reader("host").read_host(self.fs)
 
     @fact
     def topology(self):
-        return cpus.read_topology(self.fs)
+        return _reader("cpus").read_topology(self.fs)
 
     @fact
     def interfaces(self):
-        return interfaces.read_interfaces(self.fs)
+        return _reader("interfaces").read_interfaces(self.fs)
 
     @fact
     def interrupts(self):
-        return irqs.read_interrupts(self.fs)
+        return _reader("irqs").read_interrupts(self.fs)
 
     @fact
     def processes(self):
-        return processes.read_process_names(self.fs)
+        return _reader("processes").read_process_names(self.fs)
 
     @fact
     def mountinfo(self):
-        return mounts.read_mountinfo(self.fs)
+        return _reader("mounts").read_mountinfo(self.fs)
 
     @fact
     def fstab(self):
-        return mounts.read_fstab(self.fs)
+        return _reader("mounts").read_fstab(self.fs)
 
     @fact
     def tuned(self):
-        return tuned.read_active_tuned(self.fs)
+        return _reader("tuned").read_active_tuned(self.fs)
 
     @fact
     def sysctl_configured(self):
-        return sysctl.safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params, self.modules_boot,
+        return _reader("sysctl").safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params, self.modules_boot,
                                        self.module_sysctl_hooks)
 
     @fact
     def modules_boot(self):
-        return modules.read_modules_boot(self.fs, self.host.kernel)
+        return _reader("modules").read_modules_boot(self.fs, self.host.kernel)
 
     @fact
     def udev_rules(self):
-        return udev.read_rules(self.fs)
+        return _reader("udev").read_rules(self.fs)
 
     @fact
     def module_sysctl_hooks(self):
@@ -114,9 +123,10 @@ class Facts:
         for module in sorted({p.split(".", 1)[0] for p in self.module_params}):
             inst = self.modules_boot.install.get(module)
             if inst is not None and inst.loads:
-                hooks += [sysctl.SysctlHook(module, f"{inst.source} (install)", run) for run in inst.runs]
+                hooks += [_reader("sysctl").SysctlHook(module, f"{inst.source} (install)", run) for run in inst.runs]
+            udev = _reader("udev")
             out = udev.evaluate(self.udev_rules, udev.UdevDevice({"SUBSYSTEM": "module", "KERNEL": module}))
-            hooks += [sysctl.SysctlHook(module, f"{src}:{line}", run)
+            hooks += [_reader("sysctl").SysctlHook(module, f"{src}:{line}", run)
                       for program, src, line in out.run for run in find_sysctl_runs(program)]
         return hooks
 
@@ -126,36 +136,37 @@ class Facts:
             remote = tuple(m.mount_point for m in self.mountinfo if is_network_fstype(m.fstype))
         except (FactError, ParseError):
             remote = ("/",)  # mounts unknown: read no script a unit runs, only the unit files
-        return boot.boot_scripts(self.fs, remote)
+        return _reader("boot").boot_scripts(self.fs, remote)
 
     @fact
     def net_devices(self):
-        return netdevice.read_net_devices(self.fs, self.interfaces)
+        return _reader("netdevice").read_net_devices(self.fs, self.interfaces)
 
     @fact
     def udev_net_outcomes(self):
         """What udev does for each interface's "add" event (the rules read once per scan)."""
+        udev, netconfig = _reader("udev"), _reader("netconfig")
         return {name: udev.evaluate(self.udev_rules, netconfig.udev_device(self.fs, dev))
                 for name, dev in self.net_devices.items()}
 
     @fact
     def udev_net_programs(self):
         """Per interface, the programs udev RUNs for it, `%k` etc. replaced by its name."""
-        return {name: [(udev.substitute(p, name), src, line) for p, src, line in out.run]
+        return {name: [(_reader("udev").substitute(p, name), src, line) for p, src, line in out.run]
                 for name, out in self.udev_net_outcomes.items()}
 
     @fact
     def persisted_ethtool(self):
-        return boot.persisted_ethtool(self.fs, self.boot_scripts, self.interfaces, self.net_devices,
+        return _reader("boot").persisted_ethtool(self.fs, self.boot_scripts, self.interfaces, self.net_devices,
                                       self.udev_net_outcomes)
 
     @fact
     def vmx_files(self):
-        return vmware.read_vmx_files(self.fs)
+        return _reader("vmware").read_vmx_files(self.fs)
 
     @fact
     def esxcli(self):
-        return vmware.read_esxcli(self.fs)
+        return _reader("vmware").read_esxcli(self.fs)
 
     def _in_time(self, what) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -163,18 +174,18 @@ class Facts:
 
     def sysctl_runtime(self, key: str) -> str | None:
         """proc/sys value of `key`, read once per scan (applicability and checks share it)."""
-        return _remember(self._sysctls, key, lambda: sysctl.read_runtime(self.fs, key), self.deadline)
+        return _remember(self._sysctls, key, lambda: _reader("sysctl").read_runtime(self.fs, key), self.deadline)
 
     def unit_state(self, unit: str):
         self._in_time(unit)
-        return services.read_unit_state(self.fs, unit)
+        return _reader("services").read_unit_state(self.fs, unit)
 
     def ethtool(self, ifname: str) -> dict:
-        return _remember(self._ethtool, ifname, lambda: ethtool.read_ethtool(self.fs, ifname), self.deadline)
+        return _remember(self._ethtool, ifname, lambda: _reader("ethtool").read_ethtool(self.fs, ifname), self.deadline)
 
     def affinity(self, irq: int):
-        return _remember(self._affinity, irq, lambda: irqs.read_affinity(self.fs, irq), self.deadline)
+        return _remember(self._affinity, irq, lambda: _reader("irqs").read_affinity(self.fs, irq), self.deadline)
 
     def read_ahead_kb(self, mount) -> int | None:
         self._in_time(f"read_ahead_kb of {mount.mount_point}")
-        return mounts.read_ahead_kb(self.fs, mount)
+        return _reader("mounts").read_ahead_kb(self.fs, mount)
