@@ -1,8 +1,10 @@
-"""Central mode: `serve --vsphere.config F --vsphere.vm GLOB...` judges many VMs at once.
+"""Central mode: `serve --vsphere.config F --vsphere.vm GLOB... --vsphere.tag CAT/TAG...`
+judges many VMs at once.
 
 For appliances that run no agent (BIG-IP VE) and fleets that prefer one collector. Each
 scan (in serve's scan child, killed at --scan.timeout, so a scrape never waits on
-vCenter) logs in once, lists the VMs, keeps those whose name matches a GLOB, reads each
+vCenter) logs in once, lists the VMs, keeps those whose name (or inventory path) matches a
+GLOB or that carry a TAG (the union; tags.py reads them over the REST API), reads each
 VM and its ESXi host (each host once) and runs the profile's VMX/ESXi checks on them: the
 same kinds, on the same .vmx/esxcli text a snapshot would hold (render.py). A VM or host
 that cannot be read gives `error` results for its checks; the other VMs are judged.
@@ -30,7 +32,7 @@ from typing import Any
 
 from ..errors import FactError
 from ..facts import vmware as vmware_facts
-from .client import Session, match_names
+from .client import Session
 from .config import VsphereConfig
 from .source import Files, error_files, identity_files, vm_files
 
@@ -74,15 +76,18 @@ class FleetResult:
     vms: list[tuple[str, Any]] = field(default_factory=list)  # (VM name, ScanResult)
 
 
-def read_fleet(cfg: VsphereConfig, patterns: list[str]) -> tuple[dict[str, Files], str | None]:
-    """{VM name: files} of the VMs the globs select, or ({}, why) when vCenter cannot be read."""
+def read_fleet(cfg: VsphereConfig, patterns: list[str],
+               tags: list[str] | None = None) -> tuple[dict[str, Files], str | None]:
+    """{VM name: files} of the VMs the globs or tags select, or ({}, why) when vCenter (or
+    its tag API, or a tag name) cannot be read."""
+    from .tags import select_vms
     try:
         session = Session(cfg).connect()
     except FactError as e:
         return {}, str(e)
     try:
         try:
-            chosen = match_names(session.list_vms(), patterns)
+            chosen = select_vms(cfg, session.list_vms(), patterns, list(tags or []))
         except FactError as e:
             return {}, str(e)
         hosts: dict[Any, Any] = {}
@@ -97,8 +102,9 @@ def read_fleet(cfg: VsphereConfig, patterns: list[str]) -> tuple[dict[str, Files
         session.close()
 
 
-def scan_fleet(cfg: VsphereConfig, patterns: list[str], content, profile, waivers=None) -> FleetResult:
-    files, error = read_fleet(cfg, patterns)
+def scan_fleet(cfg: VsphereConfig, patterns: list[str], content, profile, waivers=None,
+               tags: list[str] | None = None) -> FleetResult:
+    files, error = read_fleet(cfg, patterns, tags)
     profile = hypervisor_only(profile)
     return FleetResult(cfg.endpoint, error, [(name, scan_vm(content, profile, f, name, waivers))
                                              for name, f in files.items()])
@@ -133,8 +139,9 @@ HELP = {
     "tunewatch_check_objects": "Number of the check's objects in status fail or error (non-zero only).",
     "tunewatch_host_compliant": "1 when no selected check fails or errors, else 0.",
     "tunewatch_host_info": "Host identity; in central mode the host is the VM.",
-    "tunewatch_vsphere_up": "1 when vCenter answered the last scan, else 0 (then no VM is judged).",
-    "tunewatch_vsphere_vms": "VMs the --vsphere.vm globs selected in the last scan.",
+    "tunewatch_vsphere_up": "1 when vCenter (and its tag API, for --vsphere.tag) answered the last scan, else 0 "
+                            "(then no VM is judged).",
+    "tunewatch_vsphere_vms": "VMs the --vsphere.vm globs and --vsphere.tag tags selected in the last scan.",
     "tunewatch_vsphere_series_dropped": "VM series left out by the per-VM budget in the last scan.",
 }
 

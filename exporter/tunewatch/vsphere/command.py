@@ -1,11 +1,13 @@
-"""The `--vsphere.config` / `--vsphere.vm` options of scan, serve and collect.
+"""The `--vsphere.config` / `--vsphere.vm` / `--vsphere.tag` options of scan, serve and collect.
 
 Without --vsphere.config nothing here imports pyVmomi or talks to anyone.
 - scan|serve --vsphere.config F: guest mode, the VMX/ESXi facts of this guest's own VM
   (found by BIOS UUID) join the guest's results.
-- scan --vsphere.config F --vsphere.vm NAME: that one VM judged from vSphere alone (its
-  VMX/ESXi checks); NAME matching no VM or several is a usage error (exit 1).
-- serve --vsphere.config F --vsphere.vm GLOB [...]: central mode (central.py).
+- scan --vsphere.config F --vsphere.vm NAME and/or --vsphere.tag CAT/TAG: that one VM
+  judged from vSphere alone (its VMX/ESXi checks); a selection of no VM or several, or a
+  tag that exists nowhere, is a usage error (exit 1).
+- serve --vsphere.config F --vsphere.vm GLOB [...] --vsphere.tag CAT/TAG [...]: central
+  mode (central.py); a VM is selected when it matches any GLOB or carries any TAG.
 - collect --vsphere.config F: the guest's VM's facts written under vmware/ of the snapshot.
 """
 
@@ -25,45 +27,68 @@ def add_arguments(p, command: str) -> None:
     p.add_argument("--vsphere.config", dest="vsphere_config", metavar="FILE",
                    help="read the VMX and ESXi facts from vCenter/ESXi: YAML with url, username, password_file, "
                         "ca_file, insecure_skip_verify, timeout (docs/vsphere.md)")
+    tag_help = ("a VM carrying this vSphere tag (TAG in any category, or CATEGORY/TAG; read over the vSphere "
+                "Automation REST API; repeatable)")
     if command == "scan":
         p.add_argument("--vsphere.vm", dest="vsphere_vm", metavar="NAME",
                        help="judge this VM (name or glob matching exactly one) from vSphere facts alone")
+        p.add_argument("--vsphere.tag", dest="vsphere_tag", action="append", default=[], metavar="CATEGORY/TAG",
+                       help=f"judge {tag_help}; with --vsphere.vm the VMs either selects; it must be exactly one")
     elif command == "serve":
         p.add_argument("--vsphere.vm", dest="vsphere_vm", action="append", default=[], metavar="GLOB",
                        help="central mode: export the VMX/ESXi checks of every VM whose name (or, for a GLOB with "
                             "a /, inventory path such as /DC0/vm/appliances/*) matches (repeatable)")
+        p.add_argument("--vsphere.tag", dest="vsphere_tag", action="append", default=[], metavar="CATEGORY/TAG",
+                       help=f"central mode: also export every VM carrying {tag_help}; a VM is selected when it "
+                            "matches any --vsphere.vm GLOB or carries any --vsphere.tag")
 
 
 def _config(args):
     path = getattr(args, "vsphere_config", None)
-    if getattr(args, "vsphere_vm", None) and not path:
-        raise ContentError("--vsphere.vm", "needs --vsphere.config FILE")
+    for flag, dest in (("--vsphere.vm", "vsphere_vm"), ("--vsphere.tag", "vsphere_tag")):
+        if getattr(args, dest, None) and not path:
+            raise ContentError(flag, "needs --vsphere.config FILE")
+    from .tags import check_selector
+    for text in getattr(args, "vsphere_tag", None) or []:
+        problem = check_selector(text)
+        if problem:
+            raise ContentError("--vsphere.tag", problem)
     if not path:
         return None
     from .config import require_config
     return require_config(path)
 
 
-def fetch_named(cfg, name: str):
-    """(VM name, files) of the one VM `name` selects; ContentError (usage) for none or several."""
-    from .client import Session, match_names, run_with_deadline
+def fetch_named(cfg, name: str | None, tags: list[str] | None = None):
+    """(VM name, files) of the one VM `name` (a glob) or `tags` select; ContentError (usage)
+    for none or several, or for a tag that exists nowhere."""
+    from .client import Session, run_with_deadline
     from .source import error_files, vm_files
+    from .tags import UnknownTag, select_vms
+    tags = list(tags or [])
+    flag = "--vsphere.vm" if not tags else "--vsphere.tag" if name is None else "--vsphere.vm/--vsphere.tag"
+    what = " or ".join([repr(name)] * (name is not None) + [f"tag {t!r}" for t in tags])
 
     def run():
         session = Session(cfg).connect()
         try:
-            chosen = match_names(session.list_vms(), [name])
+            try:
+                chosen = select_vms(cfg, session.list_vms(), [name] if name is not None else [], tags)
+            except UnknownTag as e:
+                raise ContentError("--vsphere.tag", str(e)) from None
             if len(chosen) != 1:
                 listed = ", ".join(sorted(vm[1] for vm in chosen)[:10])
-                raise ContentError("--vsphere.vm", f"{name!r} matches {len(chosen)} VMs in {cfg.endpoint}"
-                                                    + (f": {listed}" if listed else "") + "; name exactly one")
+                raise ContentError(flag, f"{what} {'matches' if not tags else 'selects'} {len(chosen)} VMs in "
+                                         f"{cfg.endpoint}" + (f": {listed}" if listed else "")
+                                   + ("; name exactly one" if not tags else "; select exactly one"))
             return chosen[0][1], vm_files(session, session.read_vm(chosen[0][0]))
         finally:
             session.close()
+    shown = name if name is not None else tags[0]
     try:
         return run_with_deadline(run, cfg.timeout, f"vSphere {cfg.endpoint}")
     except FactError as e:
-        return name, error_files(str(e), name)
+        return shown, error_files(str(e), shown)
 
 
 @contextlib.contextmanager
@@ -74,10 +99,10 @@ def scan_setup(args, profile):
     if cfg is None:
         yield args.root, profile
         return
-    if getattr(args, "vsphere_vm", None):
+    if getattr(args, "vsphere_vm", None) or getattr(args, "vsphere_tag", None):
         from .central import StaticSource, hypervisor_only
         from .source import identity_files
-        name, files = fetch_named(cfg, args.vsphere_vm)
+        name, files = fetch_named(cfg, args.vsphere_vm, list(getattr(args, "vsphere_tag", None) or []))
         root = tempfile.mkdtemp(prefix="tunewatch-vsphere-")
         vmware_facts.use_source(StaticSource(files, identity_files(name)))
         try:
@@ -99,9 +124,10 @@ def serve_setup(args, content, profile, waivers, scan: Callable[[], Any]):
     cfg = _config(args)
     if cfg is None:
         return scan, None
-    if args.vsphere_vm:
+    if args.vsphere_vm or args.vsphere_tag:
         from . import central
-        return (lambda: central.scan_fleet(cfg, list(args.vsphere_vm), content, profile, waivers),
+        return (lambda: central.scan_fleet(cfg, list(args.vsphere_vm), content, profile, waivers,
+                                           list(args.vsphere_tag)),
                 central.render_output)
     from ..facts import vmware as vmware_facts
     from .source import VsphereSource
