@@ -174,3 +174,26 @@ def test_scan_wrong_password_gives_error_results_without_the_password(tagged, tm
     assert {s for objs in verdicts(report).values() for s in objs.values()} == {"error"}
     assert all("login refused: wrong user name or password" in m for m in messages(report)), messages(report)
     assert code == 2
+
+
+def test_tag_api_hanging_or_refused_is_a_fact_error_within_the_timeout():
+    """The tag reader alone against a listener that never answers and a closed port (the
+    SOAP side would fail first through the command line)."""
+    import socket
+
+    from tests.support.procs import free_port
+    from tunewatch.errors import FactError
+    from tunewatch.vsphere.config import VsphereConfig
+    from tunewatch.vsphere.tags import tagged_vm_ids
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        for port, expected in ((listener.getsockname()[1], "tags: no answer within the timeout of 1.5s"),
+                               (free_port(), "tags (/api API): connection refused")):
+            cfg = VsphereConfig("vsphere.yml", f"https://127.0.0.1:{port}/sdk", "127.0.0.1", port, "u",
+                                "secret-xyz-pw", None, True, 1.5)
+            started = time.monotonic()
+            with pytest.raises(FactError) as failure:
+                tagged_vm_ids(cfg, ["tw-role/ve"])
+            assert time.monotonic() - started < 1.5 + 1.0
+            assert expected in str(failure.value) and "secret-xyz-pw" not in str(failure.value)

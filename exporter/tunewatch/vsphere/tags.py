@@ -92,7 +92,7 @@ def check_selector(text: str) -> str | None:
 class HTTPStatus(Exception):
     def __init__(self, method: str, path: str, status: int, reason: str):
         super().__init__(f"{method} {path}: HTTP {status} {reason}".strip())
-        self.status = status
+        self.status, self.path = status, path
 
 
 class RestSession:
@@ -189,9 +189,11 @@ def _explain_rest(cfg: VsphereConfig, e: BaseException, scheme: Scheme) -> FactE
     if isinstance(e, UnknownTag):
         return e
     if isinstance(e, HTTPStatus):
-        if e.status == 401:
+        if e.status == 401 and e.path == scheme.session:
             return FactError(f"{where}: login refused: wrong user name or password (from {cfg.path} or the "
                              "environment)")
+        if e.status == 401:
+            return FactError(f"{where}: session refused ({e}); the session expired or was deleted")
         if e.status == 403:
             return FactError(f"{where}: permission denied; the account needs the Read-only role as a global "
                              "permission (tags are not in the vCenter inventory)")
