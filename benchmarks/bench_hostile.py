@@ -4,8 +4,10 @@
     python3 benchmarks/bench_hostile.py                        # this checkout's tunewatch
     python3 benchmarks/bench_hostile.py --exporter /work/main/exporter   # another one (before/after)
     python3 benchmarks/bench_hostile.py --scrapes 40 --json out.json
+    python3 benchmarks/bench_hostile.py --servers tunewatch,aiohttp,node_exporter   # + the aiohttp prototype
+    python3 benchmarks/bench_hostile.py --nofile-hard 1024 --modes plain   # hard limit 1024: accept() hits EMFILE
 
-Both servers start under a soft fd limit of 1024 (prlimit; systemd's default) and serve
+Every server starts under a soft fd limit of 1024 (prlimit; systemd's default) and serves
 the same metrics: node_exporter through its textfile collector (`--collector.disable-
 defaults --collector.textfile`) reading tunewatch's `scan --format prometheus` output.
 Each runs plain HTTP, then TLS + basic auth (the same exporter-toolkit web config file).
@@ -19,8 +21,14 @@ timeout) measures success rate and p50/p99 while the attack runs on 127.0.0.1:
 * handshakes (TLS): 8 threads doing full handshakes and hanging up, as fast as they can.
 
 Then the malformed requests of tests/exporter/hostile.py: how many got their RFC status
-line. The clients are tests/exporter/hostile.py's (what the tests assert on). Every
-process is stopped by its pid. About 2-3 minutes on 2 CPUs.
+line, and three requests that must be served (leading empty lines, HTTP/1.0 without Host,
+`Expect: 100-continue` answered with 100 or a final status before the body). The clients
+are tests/exporter/hostile.py's (what the tests assert on). Every process is stopped by
+its pid. About 2-3 minutes per server on 2 CPUs.
+
+`--servers` adds benchmarks/alt_aiohttp_serve.py ("aiohttp"): the same /metrics bytes on
+aiohttp with the same web config, run by `--alt-python` (default build/altvenv/bin/python,
+see the prototype's docstring), for the "hand-written stack vs aiohttp" measurement.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import importlib.util
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -60,9 +69,10 @@ def _env(exporter: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(exporter)}
 
 
-def start(argv: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
+def start(argv: list[str], log: Path, env: dict[str, str], hard: int | None = None) -> subprocess.Popen:
     with open(log, "wb") as out:
-        return subprocess.Popen(hostile.prlimit_argv(argv, 1024), stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+        return subprocess.Popen(hostile.prlimit_argv(argv, 1024, hard), stdout=out, stderr=out,
+                                stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
 
 
@@ -94,6 +104,56 @@ CASES = [("quiet", None, False), ("idle 1100", ("idle", None), False), ("half 11
          ("hello 1100", ("hello", 3.0), True), ("handshakes", "handshakes", True)]
 
 
+# must be served, not refused (RFC 9112 2.2 and 9.3; RFC 9110 10.1.1): request, check of what came back
+EXTRAS = [
+    ("leading empty lines", b"\r\n\r\nGET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+     lambda data: data.startswith(b"HTTP/1.1 200 ") or data.startswith(b"HTTP/1.0 200 ")),
+    ("HTTP/1.0 without Host", b"GET /-/healthy HTTP/1.0\r\n\r\n",
+     lambda data: data[:13] in (b"HTTP/1.1 200 ", b"HTTP/1.0 200 ")),
+    # the body is not sent: the server must say 100 Continue (or give its final answer) first
+    ("Expect: 100-continue", b"POST /-/rescan HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n"
+                             b"Connection: close\r\n\r\n",
+     lambda data: data.startswith(b"HTTP/1.1 100 ") or (data.startswith(b"HTTP/1.") and data[9:10] in b"2345")),
+]
+
+
+def extras_answered(port: int) -> tuple[int, list[str]]:
+    wrong = []
+    for name, request, good in EXTRAS:
+        data = b""
+        try:
+            with socket.create_connection((hostile.LOOPBACK, port), timeout=5) as sock:
+                sock.sendall(request)
+                sock.settimeout(3)
+                data = sock.recv(200)
+        except OSError as e:
+            data = repr(e).encode()
+        if not good(data):
+            line = data.split(b"\r\n", 1)[0][:40].decode(errors="replace")
+            wrong.append(f"{name}: {line or '(nothing within 3 s)'}")
+    return len(EXTRAS) - len(wrong), wrong
+
+
+def malformed_lines(port: int) -> list[str]:
+    """The status line (or what else came back) for each of hostile.MALFORMED, in order;
+    the same exchange as hostile.malformed_answered(), which counts the right ones."""
+    lines = []
+    for request, _ in hostile.MALFORMED:
+        try:
+            with socket.create_connection((hostile.LOOPBACK, port), timeout=5) as sock:
+                sock.sendall(request)
+                line = hostile.read_status(sock)[0]
+        except OSError as e:
+            line = repr(e).encode()
+        text = line[:40].decode(errors="replace").splitlines()
+        lines.append(text[0] if text else "(closed, nothing)")
+    return lines
+
+
+def _right(line: str, status: int) -> bool:
+    return line.startswith(f"HTTP/1.1 {status} ") or line.startswith(f"HTTP/1.0 {status} ")
+
+
 def run_case(port: int, attack, tls: bool, scrapes: int) -> dict:
     auth = (USER, PASSWORD) if tls else None
     budget = scrapes * 0.05 + 10  # 50 ms apart, plus slack; a server timing out fails the rest
@@ -111,11 +171,29 @@ def run_case(port: int, attack, tls: bool, scrapes: int) -> dict:
             "errors": result.errors}
 
 
-def measure(exporter: Path, scrapes: int) -> dict:
+def server_argv(name: str, port: int, tls: bool, web_config: Path, textfile: Path, alt_python: str,
+                alt_args: list[str]) -> list[str]:
+    web = ["--web.listen-address", f"127.0.0.1:{port}", *(["--web.config.file", str(web_config)] if tls else [])]
+    if name == "tunewatch":
+        return [sys.executable, "-m", "tunewatch.cli", "serve", "--root", str(EXAMPLE), "--profile", PROFILE, *web]
+    if name == "aiohttp":
+        return [alt_python, str(HERE / "alt_aiohttp_serve.py"), "--metrics-file", str(textfile / "tunewatch.prom"),
+                *web, *alt_args]
+    binary = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    return [binary, f"--web.listen-address=127.0.0.1:{port}", "--collector.disable-defaults",
+            "--collector.textfile", f"--collector.textfile.directory={textfile}",
+            *([f"--web.config.file={web_config}"] if tls else [])]
+
+
+def measure(exporter: Path, scrapes: int, servers: list[str], modes: list[str], cases: list[str] | None,
+            hard: int | None, alt_python: str, alt_args: list[str] | None = None) -> dict:
     hostile.raise_own_nofile(FLOOD * 3)
     env = _env(exporter)
-    binary = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
-    figures: dict = {"exporter": str(exporter), "scrapes": scrapes, "cases": {}, "malformed": {}, "log_bytes": {}}
+    if not (shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")):
+        servers = [s for s in servers if s != "node_exporter"]
+    figures: dict = {"exporter": str(exporter), "scrapes": scrapes, "servers": servers, "nofile_hard": hard,
+                     "alt_args": alt_args or [],
+                     "loadavg_before": os.getloadavg(), "cases": {}, "malformed": {}, "extras": {}, "log_bytes": {}}
     with tempfile.TemporaryDirectory(prefix="tunewatch-bench-hostile-") as tmp:
         work = Path(tmp)
         textfile = work / "textfile"
@@ -126,51 +204,57 @@ def measure(exporter: Path, scrapes: int) -> dict:
         if done.returncode not in (0, 2):
             raise SystemExit(f"scan --format prometheus failed: {done.stderr}")
         web_config = make_web_config(work)
-        for tls in (False, True):
-            servers = {}
-            port = hostile.free_port()
-            servers["tunewatch"] = (port, [sys.executable, "-m", "tunewatch.cli", "serve", "--root", str(EXAMPLE),
-                                           "--profile", PROFILE, "--web.listen-address", f"127.0.0.1:{port}",
-                                           *(["--web.config.file", str(web_config)] if tls else [])])
-            if binary:
+        for tls in [m == "tls" for m in modes]:
+            for name in servers:
                 port = hostile.free_port()
-                servers["node_exporter"] = (port, [binary, f"--web.listen-address=127.0.0.1:{port}",
-                                                   "--collector.disable-defaults", "--collector.textfile",
-                                                   f"--collector.textfile.directory={textfile}",
-                                                   *([f"--web.config.file={web_config}"] if tls else [])])
-            for name, (port, argv) in servers.items():
+                argv = server_argv(name, port, tls, web_config, textfile, alt_python, alt_args or [])
                 log = work / f"{name}-{tls}.log"
-                proc = start(argv, log, env)
+                proc = start(argv, log, env, hard)
                 try:
                     wait_ready(proc, port, tls, log)
                     for case, attack, tls_only in CASES:
-                        if tls_only and not tls:
+                        if (tls_only and not tls) or (cases and case.split()[0] not in cases):
                             continue
                         label = f"{case}{' TLS+auth' if tls else ''}"
                         figures["cases"].setdefault(label, {})[name] = run_case(port, attack, tls, scrapes)
+                        figures["cases"][label][name]["loadavg"] = os.getloadavg()[0]
                         time.sleep(1)  # let the closed floods drain before the next case
-                    if not tls:
-                        figures["malformed"][name] = hostile.malformed_answered(port)
+                    if not tls and (not cases or "malformed" in cases):
+                        got = figures.setdefault("malformed_lines", {})[name] = malformed_lines(port)
+                        wrong = [f"{status}: {line}" for (_, status), line in zip(hostile.MALFORMED, got)
+                                 if not _right(line, status)]
+                        figures["malformed"][name] = (len(hostile.MALFORMED) - len(wrong), wrong)
+                        figures["extras"][name] = extras_answered(port)
                 finally:
                     stop(proc)
                 figures["log_bytes"][f"{name}{' TLS' if tls else ''}"] = hostile.log_bytes(str(log))
+                figures.setdefault("log_tail", {})[f"{name}{' TLS' if tls else ''}"] = \
+                    log.read_bytes()[-1500:].decode(errors="replace")
+    figures["loadavg_after"] = os.getloadavg()
     return figures
 
 
 def report(figures: dict) -> list[str]:
-    names = ["tunewatch", "node_exporter"]
+    names = figures.get("servers", ["tunewatch", "node_exporter"])
     lines = [f"tunewatch from {figures['exporter']}; {figures['scrapes']} fresh-connection scrapes per case, "
-             f"soft fd limit 1024, {os.cpu_count()} CPUs",
+             f"soft fd limit 1024" + (f", hard {figures['nofile_hard']}" if figures.get("nofile_hard") else "") +
+             (f", aiohttp {' '.join(figures['alt_args'])}" if figures.get("alt_args") else "") +
+             f", {os.cpu_count()} CPUs, load average {figures['loadavg_before'][0]:.1f} before, "
+             f"{figures['loadavg_after'][0]:.1f} after",
              f"{'case':24}" + "".join(f" | {n + ' ok %':>16} {'p50 ms':>7} {'p99 ms':>7}" for n in names) +
-             " | p99 ratio"]
+             "".join(f" | {n[:5]} p99/ne" for n in names if n != "node_exporter")]
     for case, by_server in figures["cases"].items():
         row = f"{case:24}"
         for name in names:
             f = by_server.get(name)
             row += (f" | {f['rate'] * 100:16.1f} {f['p50_ms']:7.1f} {f['p99_ms']:7.1f}" if f else f" | {'-':>32}")
-        tw, ne = by_server.get("tunewatch"), by_server.get("node_exporter")
-        if tw and ne and tw["ok"] and ne["ok"]:
-            row += f" | {tw['p99_ms'] / max(ne['p99_ms'], 0.1):.2f}x"
+        ne = by_server.get("node_exporter")
+        for name in names:
+            if name == "node_exporter":
+                continue
+            f = by_server.get(name)
+            row += (f" | {f['p99_ms'] / max(ne['p99_ms'], 0.1):10.2f}x" if f and ne and f["ok"] and ne["ok"]
+                    else f" | {'-':>11}")
         lines.append(row)
     for case, by_server in figures["cases"].items():
         for name, f in by_server.items():
@@ -179,6 +263,17 @@ def report(figures: dict) -> list[str]:
     for name, (answered, wrong) in figures["malformed"].items():
         lines.append(f"malformed requests with their RFC status line, {name}: {answered}/{len(hostile.MALFORMED)}"
                      + (f"; wrong: {'; '.join(wrong)}" if wrong else ""))
+    for name, (answered, wrong) in figures.get("extras", {}).items():
+        lines.append(f"requests to serve (leading CRLF, 1.0 without Host, Expect: 100-continue), {name}: "
+                     f"{answered}/{len(EXTRAS)}" + (f"; wrong: {'; '.join(wrong)}" if wrong else ""))
+    by_server = figures.get("malformed_lines", {})
+    if len(by_server) > 1:  # which case each server gets wrong, side by side
+        lines.append(f"{'#':>2} {'request':42} {'RFC':>3}" + "".join(f" | {n:24}" for n in by_server))
+        for i, (request, status) in enumerate(hostile.MALFORMED):
+            shown = request[:40].decode(errors="replace").replace("\r", "\\r").replace("\n", "\\n")
+            shown = shown.replace("\t", "\\t").replace("\x00", "\\0")
+            lines.append(f"{i:2} {shown:42} {status:3}" + "".join(
+                f" | {('' if _right(got[i], status) else '*') + got[i][:23]:24}" for got in by_server.values()))
     lines.append("log bytes: " + ", ".join(f"{k} {v}" for k, v in figures["log_bytes"].items()))
     return lines
 
@@ -189,8 +284,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="directory holding the tunewatch package to measure (default: this checkout's)")
     parser.add_argument("--scrapes", type=int, default=60, help="scrapes per case and server (default: 60)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--servers", default="tunewatch,node_exporter",
+                        help="comma-separated: tunewatch, aiohttp (benchmarks/alt_aiohttp_serve.py), node_exporter")
+    parser.add_argument("--modes", default="plain,tls", help="plain, tls or both (default)")
+    parser.add_argument("--cases", help="only these (first words: quiet,idle,half,hello,handshakes,malformed)")
+    parser.add_argument("--nofile-hard", type=int,
+                        help="start the servers with this hard fd limit too (1024: raising the soft limit cannot help, "
+                             "accept() runs into EMFILE)")
+    parser.add_argument("--alt-python", default=str(REPO / "build" / "altvenv" / "bin" / "python"),
+                        help="interpreter with aiohttp for --servers aiohttp")
+    parser.add_argument("--alt-arg", action="append", default=[],
+                        help="passed on to the aiohttp prototype, e.g. --alt-arg=--keepalive-timeout=10")
     args = parser.parse_args(argv)
-    figures = measure(args.exporter.resolve(), args.scrapes)
+    figures = measure(args.exporter.resolve(), args.scrapes, args.servers.split(","), args.modes.split(","),
+                      args.cases.split(",") if args.cases else None, args.nofile_hard, args.alt_python,
+                      args.alt_arg)
     print("\n".join(report(figures)))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
