@@ -11,7 +11,6 @@ import datetime as dt
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
 
 from . import __version__, kinds
 from ._record import FrozenRecord, Record
@@ -21,9 +20,11 @@ from .kinds._predict import complete as complete_prediction
 from .kinds.base import ERROR, FAIL, NOTAPPLICABLE, STATUSES, WAIVED, ObjectResult, Target, worst
 from .selectors import condition_holds, select_interfaces
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
     from .facts.context import Facts
     from .facts.host import Host
+    from typing import Callable
 
 EXIT_OK, EXIT_CONTENT, EXIT_FAILED = 0, 1, 2
 

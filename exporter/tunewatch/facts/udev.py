@@ -55,7 +55,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Tuple
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+if TYPE_CHECKING:
+    from typing import Callable, Optional, Tuple
 
 from .._record import FrozenRecord
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
@@ -75,7 +77,8 @@ _MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST"
                 "RESULT"]
 _ASSIGN_ORDER = ["OPTIONS", "OWNER", "GROUP", "MODE", "TAG", "SECLABEL", "ENV", "NAME", "SYMLINK", "ATTR", "SYSCTL",
                  "RUN"]
-ProgramResult = Optional[Tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
+if TYPE_CHECKING:
+    ProgramResult = Optional[Tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
 
 
 def _sort_key(tok: UdevToken) -> int:

@@ -13,7 +13,9 @@ number, is rejected. Only IRQ number -> names is kept: the counts grow as CPUs x
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator
 
 from .._record import FrozenRecord
 from ..errors import ParseError
