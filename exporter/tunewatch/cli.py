@@ -6,7 +6,6 @@ Exit codes: 0 nothing fails, 2 something fails or errors, 1 usage or content err
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 
@@ -211,7 +210,7 @@ def _only_rules(content: Content, profile, rules: list[str], skips: list[str]):
                                          f"{did_you_mean(cid, selected)} (see `tunewatch profiles {profile.base}`)")
     keep = {rule_id_to_check(r) for r in rules} or set(selected)
     keep -= {rule_id_to_check(r) for r in skips}
-    return dataclasses.replace(profile, checks=[sel for sel in profile.checks if sel.check.id in keep])
+    return profile.replace(checks=[sel for sel in profile.checks if sel.check.id in keep])
 
 
 def _write(text: str, output: str | None) -> None:

@@ -21,7 +21,6 @@ import hashlib
 import json
 import marshal
 import os
-from dataclasses import dataclass, field
 
 from . import __version__, kinds
 from ._record import Record
@@ -77,8 +76,10 @@ def did_you_mean(word: str, known) -> str:
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
-@dataclass
-class Check:
+class Check(Record):
+    __slots__ = ("id", "title", "description", "rationale", "severity", "references", "kind", "vars",
+                 "applicability", "objects", "runtime_check", "doc")
+    _norepr = ('doc',)  # as field(repr=False)
     id: str
     title: str
     description: str
@@ -90,11 +91,29 @@ class Check:
     applicability: dict | None
     objects: dict
     runtime_check: str | None
-    doc: Document = field(repr=False)
+    doc: Document
+
+    def __init__(self,
+                 id: str, title: str, description: str, rationale: str, severity: str, references: list[dict],
+                 kind: str, vars: dict, applicability: dict | None, objects: dict, runtime_check: str | None,
+                 doc: Document):
+        self.id = id
+        self.title = title
+        self.description = description
+        self.rationale = rationale
+        self.severity = severity
+        self.references = references
+        self.kind = kind
+        self.vars = vars
+        self.applicability = applicability
+        self.objects = objects
+        self.runtime_check = runtime_check
+        self.doc = doc
 
 
-@dataclass
-class Profile:
+class Profile(Record):
+    __slots__ = ("id", "title", "description", "extends", "select", "unselect", "scope", "vars", "doc")
+    _norepr = ('doc',)  # as field(repr=False)
     id: str
     title: str
     description: str
@@ -103,7 +122,20 @@ class Profile:
     unselect: list[str]
     scope: dict
     vars: dict
-    doc: Document = field(repr=False)
+    doc: Document
+
+    def __init__(self,
+                 id: str, title: str, description: str, extends: str | None, select: list[str] | str,
+                 unselect: list[str], scope: dict, vars: dict, doc: Document):
+        self.id = id
+        self.title = title
+        self.description = description
+        self.extends = extends
+        self.select = select
+        self.unselect = unselect
+        self.scope = scope
+        self.vars = vars
+        self.doc = doc
 
 
 class SelectedCheck(Record):
@@ -116,13 +148,20 @@ class SelectedCheck(Record):
         self.vars = vars
 
 
-@dataclass
-class ResolvedProfile:
+class ResolvedProfile(Record):
+    __slots__ = ("id", "base", "title", "checks", "scope")
     id: str  # the profile, or the tailoring's name when tailored
     base: str
     title: str
     checks: list[SelectedCheck]
     scope: dict
+
+    def __init__(self, id: str, base: str, title: str, checks: list[SelectedCheck], scope: dict):
+        self.id = id
+        self.base = base
+        self.title = title
+        self.checks = checks
+        self.scope = scope
 
 
 class Waiver(Record):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import time
-from dataclasses import dataclass, field
 
 from . import __version__, kinds
 from ._record import FrozenRecord, Record
@@ -68,8 +67,9 @@ class NicInfo(FrozenRecord):
         self.bus = bus
 
 
-@dataclass
-class ScanResult:
+class ScanResult(Record):
+    __slots__ = ("profile", "root", "host", "results", "started_at", "duration_seconds", "content_digest", "nics",
+                 "numa_node_cpus", "cpu_node", "tool", "version", "timed_out")
     profile: str
     root: str
     host: Host | None
@@ -77,12 +77,31 @@ class ScanResult:
     started_at: float
     duration_seconds: float
     content_digest: str
-    nics: list[NicInfo] = field(default_factory=list)
-    numa_node_cpus: dict[int, int] = field(default_factory=dict)
-    cpu_node: dict[int, int] = field(default_factory=dict)  # online CPU -> its NUMA node
-    tool: str = "tunewatch"
-    version: str = __version__
-    timed_out: bool = False  # the scan was abandoned at its timeout (see scan_with_watchdog)
+    nics: list[NicInfo]
+    numa_node_cpus: dict[int, int]
+    cpu_node: dict[int, int]  # online CPU -> its NUMA node
+    tool: str
+    version: str
+    timed_out: bool  # the scan was abandoned at its timeout (see scan_with_watchdog)
+
+    def __init__(self,
+                 profile: str, root: str, host: Host | None, results: list[CheckResult], started_at: float,
+                 duration_seconds: float, content_digest: str, nics: list[NicInfo] | None = None,
+                 numa_node_cpus: dict[int, int] | None = None, cpu_node: dict[int, int] | None = None,
+                 tool: str = "tunewatch", version: str = __version__, timed_out: bool = False):
+        self.profile = profile
+        self.root = root
+        self.host = host
+        self.results = results
+        self.started_at = started_at
+        self.duration_seconds = duration_seconds
+        self.content_digest = content_digest
+        self.nics = [] if nics is None else nics
+        self.numa_node_cpus = {} if numa_node_cpus is None else numa_node_cpus
+        self.cpu_node = {} if cpu_node is None else cpu_node
+        self.tool = tool
+        self.version = version
+        self.timed_out = timed_out
 
     @property
     def summary(self) -> dict[str, int]:

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..fs import FS
 from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options, suggest
 from ..parsers.ini import parse_ini
@@ -52,12 +52,18 @@ from .netdevice import NetDevice, read_net_devices
 from .services import read_unit_state
 
 
-@dataclass(frozen=True)
-class PersistedEthtool:
+class PersistedEthtool(FrozenRecord):
+    __slots__ = ("source", "settings", "targets", "problem")
     source: str
     settings: dict[str, str]
     targets: tuple[str, ...]  # interfaces the consumer applies it to
-    problem: str | None = None  # why it applies nothing
+    problem: str | None  # why it applies nothing
+
+    def __init__(self, source: str, settings: dict[str, str], targets: tuple[str, ...], problem: str | None = None):
+        self.source = source
+        self.settings = settings
+        self.targets = targets
+        self.problem = problem
 
 
 LINK_DIRS = ("etc/systemd/network", "run/systemd/network", "usr/local/lib/systemd/network",
