@@ -16,7 +16,6 @@ error messages. Tailoring and waiver files are user input and always validated.
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import hashlib
 import json
 import marshal
@@ -27,6 +26,10 @@ from ._record import Record
 from .errors import ContentError, FactError
 from .sources import load_sources, resolve_all, sources_path
 from .yamlsrc import MAX_BYTES, Document, load_yaml, validate
+
+TYPE_CHECKING = False  # annotations are strings; datetime is imported where waivers are read
+if TYPE_CHECKING:
+    import datetime as dt
 
 CACHE_FORMAT = 3  # 2: checks/defaults; 3: checks/references.yaml too
 
@@ -469,6 +472,8 @@ class Content:
 
     def load_waivers(self, path: str) -> list[Waiver]:
         """Waivers; `expires` may be quoted text or a YAML date (`expires: 2026-12-31` unquoted)."""
+        import datetime as dt
+
         try:
             doc = load_yaml(path)
         except ValueError as e:  # PyYAML builds dates itself: `expires: 2026-02-30` fails in there

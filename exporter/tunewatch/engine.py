@@ -7,7 +7,6 @@ an `error` result naming the check, and every selected check is listed, applicab
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import time
 
@@ -23,6 +22,7 @@ TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annot
 if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
     from .facts.context import Facts
     from .facts.host import Host
+    import datetime as dt  # at run time only with waivers (issue 22)
     from typing import Callable
 
 EXIT_OK, EXIT_CONTENT, EXIT_FAILED = 0, 1, 2
@@ -209,11 +209,15 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
     facts = Facts(FS(root), _module_params(profile), deadline, content.defaults)
-    today = today or dt.datetime.now(dt.timezone.utc).date()
     results = []
     for sel in profile.checks:
         result = evaluate_check(sel, facts, profile.scope)
-        apply_waivers(result, waivers or [], today)
+        if waivers:
+            if today is None:
+                import datetime as dt
+
+                today = dt.datetime.now(dt.timezone.utc).date()
+            apply_waivers(result, waivers, today)
         results.append(result)
         if on_result is not None:
             on_result(result)
