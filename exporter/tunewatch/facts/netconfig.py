@@ -38,6 +38,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..fs import FS
 from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options, suggest
@@ -83,8 +84,8 @@ NM_KEYS = {"channels-combined": "channels.combined", "channels-rx": "channels.rx
            "feature-rxhash": "features.receive-hashing", "feature-ntuple": "features.ntuple-filters",
            "feature-rxvlan": "features.rx-vlan-offload", "feature-txvlan": "features.tx-vlan-offload"}
 _GKEYFILE_BOOL = {"true": "on", "1": "on", "false": "off", "0": "off"}
-_IFACE_ARG = re.compile(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
-_GUARD = re.compile(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
+_IFACE_ARG = lazy(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
+_GUARD = lazy(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
 
 
 def consumer_problem(fs: FS, units: tuple[str, ...], what: str) -> str | None:
@@ -345,7 +346,7 @@ def _entry(source: str, cmd: EthtoolCommand, targets: tuple[str, ...]) -> Persis
     return PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem)
 
 
-_ALL_LOWERS = re.compile(r"/sys/class/net/\*/lower_")
+_ALL_LOWERS = lazy(r"/sys/class/net/\*/lower_")
 
 
 def _named(name: str, text: str) -> bool:

@@ -53,11 +53,11 @@ appends with a blank. ATTR{x}=: the last value written wins.
 
 from __future__ import annotations
 
-import re
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
     from typing import Callable, Optional, Tuple
 
+from .._lazyre import lazy
 from .._record import FrozenRecord, Record
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
@@ -68,7 +68,7 @@ __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOut
 
 ASSUMED = {"PROGRAM", "RESULT", "TEST", "IMPORT", "SYSCTL", "CONST"}
 NET_SETUP_LINK = "80-net-setup-link.rules"
-_TAG = re.compile(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
+_TAG = lazy(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
 PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
 # sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
 _MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST", "TAG", "SUBSYSTEM", "DRIVER",
