@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -152,7 +151,7 @@ def test_live_round_trip(content, tmp_path):
         pytest.skip("no procfs/sysfs")
     dst = str(tmp_path / "snap")
     collect("/", dst, content)
-    every_nic = dataclasses.replace(content.resolve("auto"), scope={"interfaces": {"include": [{"name": "."}]}})
+    every_nic = content.resolve("auto").replace(scope={"interfaces": {"include": [{"name": "."}]}})
     for profile in (*map(content.resolve, ("auto", "azure-sap-hana", "azure-sas-grid-anf", "vmware-sap-hana")),
                     every_nic):  # a scope naming interfaces reaches the device-less ones too (lo, veth)
         live, copy = engine.scan(content, profile, "/"), engine.scan(content, profile, dst)

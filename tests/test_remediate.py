@@ -407,7 +407,7 @@ wanted = {"nic-queue-count": {"max_queues": 4, "limit_to_node_cpus": False},
 profile.checks = [s for s in profile.checks if s.check.id in wanted]
 facts = Facts(FS("/"))
 # veth has no device/ link in sysfs; its driver name comes from the kernel (ETHTOOL_GDRVINFO)
-veth = dataclasses.replace(facts.interfaces[iface], driver=facts.ethtool(iface)["driver"]["driver"])
+veth = facts.interfaces[iface].replace(driver=facts.ethtool(iface)["driver"]["driver"])
 
 class VethTarget(Target):
     def interfaces(self):

@@ -5,8 +5,10 @@ and a scan imports ~40 of them before reading a byte (issue 22). The records of 
 parsers and fact readers use these bases with a hand-written `__init__` instead: equality
 (same class, equal fields in order), `repr`, and for the frozen ones the hash of the field
 tuple, as `@dataclass(frozen=True)` gives. Assigning a field is not refused: nothing
-assigns to them. `dataclasses.replace()`/`asdict()` do not apply: keep a dataclass where
-those are used (facts.interfaces.Interface).
+assigns to them. `dataclasses.replace()`/`asdict()` do not apply: `record.replace(**changes)`
+is the former's equivalent; `_norepr` names fields left out of `repr` (`field(repr=False)`).
+Even one dataclass on the scan path costs the `dataclasses` import (with inspect, ast, dis
+and tokenize: ~6 ms), so the engine, content and fact records are all of these.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 class Record:
     __slots__ = ()
+    _norepr: tuple[str, ...] = ()
 
     def _fields(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__slots__)
@@ -26,8 +29,18 @@ class Record:
     __hash__ = None  # mutable, as a dataclass with eq and without frozen
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if name not in self._norepr)
         return f"{self.__class__.__qualname__}({fields})"
+
+    def replace(self, **changes):
+        """A copy with `changes` applied, as dataclasses.replace() makes one."""
+        unknown = set(changes) - set(self.__slots__)
+        if unknown:
+            raise TypeError(f"{self.__class__.__qualname__} has no field {', '.join(sorted(unknown))}")
+        new = object.__new__(self.__class__)
+        for name in self.__slots__:
+            setattr(new, name, changes[name] if name in changes else getattr(self, name))
+        return new
 
 
 class FrozenRecord(Record):

@@ -6,10 +6,8 @@ Exit codes: 0 nothing fails, 2 something fails or errors, 1 usage or content err
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
-import textwrap
 
 from . import __version__, engine
 from .content import Content, did_you_mean, shipped_dir
@@ -22,6 +20,19 @@ FILE = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # shtab's
 DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/", "tcsh": "d"}
 # Debian's node_exporter textfile directory (prometheus-node-exporter package default).
 TEXTFILE_PATH = "/var/lib/prometheus/node-exporter/tunewatch.prom"
+
+# The main help's epilog (RawDescriptionHelpFormatter prints it as is).
+EPILOG = (
+    'examples:\n'
+    '  tunewatch scan                                   scan this host with the auto profile\n'
+    '  tunewatch scan --root tests/snapshots/examples/azure-m-rebooted --profile azure-sap-hana\n'
+    '  tunewatch scan --format prometheus --output /var/lib/prometheus/node-exporter/tunewatch.prom\n'
+    '  tunewatch serve --profile vmware-sap-hana        Prometheus exporter on :19847\n'
+    '  tunewatch collect /tmp/snap                      snapshot this host for a later scan --root\n'
+    '  tunewatch checks -v nic-irq-affinity             explain a check\n'
+    '\n'
+    'exit codes: 0 nothing fails, 2 a check fails or errors, 1 usage or content error'
+)
 
 
 def _detail_arg(p: argparse.ArgumentParser) -> None:
@@ -66,20 +77,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or with `only` (a subcommand name) without what only the
     other subcommands need: the serve flags and the export/remediate modules are imported
     for their own subcommands (or for help), not for every scan (issue 22)."""
-    parser = argparse.ArgumentParser(
+    from ._help import ArgumentParser  # argparse's, without importing shutil for every add_argument
+
+    parser = ArgumentParser(
         prog="tunewatch",
         description="Prove that network and storage tuning is in place now and survives the next reboot.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=textwrap.dedent("""\
-            examples:
-              tunewatch scan                                   scan this host with the auto profile
-              tunewatch scan --root tests/snapshots/examples/azure-m-rebooted --profile azure-sap-hana
-              tunewatch scan --format prometheus --output /var/lib/prometheus/node-exporter/tunewatch.prom
-              tunewatch serve --profile vmware-sap-hana        Prometheus exporter on :19847
-              tunewatch collect /tmp/snap                      snapshot this host for a later scan --root
-              tunewatch checks -v nic-irq-affinity             explain a check
-
-            exit codes: 0 nothing fails, 2 a check fails or errors, 1 usage or content error"""))
+        epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"tunewatch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -206,7 +210,7 @@ def _only_rules(content: Content, profile, rules: list[str], skips: list[str]):
                                          f"{did_you_mean(cid, selected)} (see `tunewatch profiles {profile.base}`)")
     keep = {rule_id_to_check(r) for r in rules} or set(selected)
     keep -= {rule_id_to_check(r) for r in skips}
-    return dataclasses.replace(profile, checks=[sel for sel in profile.checks if sel.check.id in keep])
+    return profile.replace(checks=[sel for sel in profile.checks if sel.check.id in keep])
 
 
 def _write(text: str, output: str | None) -> None:
@@ -300,6 +304,8 @@ def cmd_collect(args) -> int:
 
 
 def cmd_checks(args) -> int:
+    import textwrap
+
     content = Content(args.content)
     for cid in args.ids:
         if cid not in content.checks:
@@ -327,6 +333,8 @@ def cmd_checks(args) -> int:
 
 
 def cmd_profiles(args) -> int:
+    import textwrap
+
     content = Content(args.content)
     if not args.ids:
         for p in content.profiles.values():

@@ -6,9 +6,9 @@ and a kind's variables against the kind's own schema once a profile has set them
 bad parameter type in a profile or tailoring is reported against that file and pointer.
 
 Validation runs once per content version: the validated checks and profiles are cached
-(marshal, under $XDG_CACHE_HOME/tunewatch or ~/.cache/tunewatch) keyed by the sha256 of
-every content and schema file, the content directory, the tunewatch version and the kinds'
-variable schemas. A valid cache means no YAML parsing and no jsonschema import at all; a
+(marshal, under $XDG_CACHE_HOME/tunewatch or ~/.cache/tunewatch) keyed by the identity
+(path, inode, size, mtime, ctime: `contentkey`) of every content and schema file and of the
+kinds' sources, the content directory and the tunewatch version. A valid cache means no YAML parsing and no jsonschema import at all; a
 missing, stale, corrupt or unwritable cache only means validating again, with the same
 error messages. Tailoring and waiver files are user input and always validated.
 """
@@ -16,12 +16,9 @@ error messages. Tailoring and waiver files are user input and always validated.
 from __future__ import annotations
 
 import copy
-import datetime as dt
-import hashlib
 import json
 import marshal
 import os
-from dataclasses import dataclass, field
 
 from . import __version__, kinds
 from ._record import Record
@@ -29,7 +26,11 @@ from .errors import ContentError, FactError
 from .sources import load_sources, resolve_all, sources_path
 from .yamlsrc import MAX_BYTES, Document, load_yaml, validate
 
-CACHE_FORMAT = 3  # 2: checks/defaults; 3: checks/references.yaml too
+TYPE_CHECKING = False  # annotations are strings; datetime is imported where waivers are read
+if TYPE_CHECKING:
+    import datetime as dt
+
+CACHE_FORMAT = 4  # 2: checks/defaults; 3: checks/references.yaml too; 4: file identities as the key
 
 CHECK_AREAS = ("network", "storage", "vmware", "system")
 
@@ -77,8 +78,10 @@ def did_you_mean(word: str, known) -> str:
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
-@dataclass
-class Check:
+class Check(Record):
+    __slots__ = ("id", "title", "description", "rationale", "severity", "references", "kind", "vars",
+                 "applicability", "objects", "runtime_check", "doc")
+    _norepr = ('doc',)  # as field(repr=False)
     id: str
     title: str
     description: str
@@ -90,11 +93,29 @@ class Check:
     applicability: dict | None
     objects: dict
     runtime_check: str | None
-    doc: Document = field(repr=False)
+    doc: Document
+
+    def __init__(self,
+                 id: str, title: str, description: str, rationale: str, severity: str, references: list[dict],
+                 kind: str, vars: dict, applicability: dict | None, objects: dict, runtime_check: str | None,
+                 doc: Document):
+        self.id = id
+        self.title = title
+        self.description = description
+        self.rationale = rationale
+        self.severity = severity
+        self.references = references
+        self.kind = kind
+        self.vars = vars
+        self.applicability = applicability
+        self.objects = objects
+        self.runtime_check = runtime_check
+        self.doc = doc
 
 
-@dataclass
-class Profile:
+class Profile(Record):
+    __slots__ = ("id", "title", "description", "extends", "select", "unselect", "scope", "vars", "doc")
+    _norepr = ('doc',)  # as field(repr=False)
     id: str
     title: str
     description: str
@@ -103,7 +124,20 @@ class Profile:
     unselect: list[str]
     scope: dict
     vars: dict
-    doc: Document = field(repr=False)
+    doc: Document
+
+    def __init__(self,
+                 id: str, title: str, description: str, extends: str | None, select: list[str] | str,
+                 unselect: list[str], scope: dict, vars: dict, doc: Document):
+        self.id = id
+        self.title = title
+        self.description = description
+        self.extends = extends
+        self.select = select
+        self.unselect = unselect
+        self.scope = scope
+        self.vars = vars
+        self.doc = doc
 
 
 class SelectedCheck(Record):
@@ -116,13 +150,20 @@ class SelectedCheck(Record):
         self.vars = vars
 
 
-@dataclass
-class ResolvedProfile:
+class ResolvedProfile(Record):
+    __slots__ = ("id", "base", "title", "checks", "scope")
     id: str  # the profile, or the tailoring's name when tailored
     base: str
     title: str
     checks: list[SelectedCheck]
     scope: dict
+
+    def __init__(self, id: str, base: str, title: str, checks: list[SelectedCheck], scope: dict):
+        self.id = id
+        self.base = base
+        self.title = title
+        self.checks = checks
+        self.scope = scope
 
 
 class Waiver(Record):
@@ -163,6 +204,8 @@ class Content:
         key = self._cache_key(check_files + profile_files + default_files + sources) if use_cache else None
         if key is not None and self._load_cache(key):
             return
+        import hashlib  # the digest of validated content: the cache keeps it
+
         digest = hashlib.sha256()
         self._validators  # noqa: B018 - a broken schema is reported before any check
         for path in check_files:
@@ -211,30 +254,21 @@ class Content:
 
     # -- the validated-content cache ---------------------------------------------------
     def _cache_path(self) -> str:
-        return os.path.join(cache_dir(), f"content-{hashlib.sha256(self.directory.encode()).hexdigest()[:16]}.marshal")
+        from .contentkey import file_name
+
+        return os.path.join(cache_dir(), file_name(self.directory))
 
     def _cache_key(self, files: list[str]) -> str | None:
-        from .fs import read_regular_file
+        from . import contentkey
 
-        h = hashlib.sha256(f"{CACHE_FORMAT}\0{__version__}\0{self.directory}\0".encode())
-        # The kinds' sources stand for their VARS_SCHEMA (some build it from a sibling's
-        # constants, so every module of the package): importing 18 kinds to read their
-        # schemas was a third of a scan's start-up (issue 22).
-        kinds_dir = os.path.dirname(os.path.abspath(kinds.__file__))
-        h.update(json.dumps(sorted(kinds.KINDS)).encode())
-        schema_dir = os.path.join(self.directory, "schema")
         try:
-            for name in sorted(n for n in os.listdir(kinds_dir) if n.endswith(".py")):
-                with open(os.path.join(kinds_dir, name), "rb") as f:
-                    h.update(f"\0{name}\0".encode() + f.read())
+            kinds_files = contentkey.kinds_sources(os.path.dirname(os.path.abspath(kinds.__file__)))
+            schema_dir = os.path.join(self.directory, "schema")
             schemas = [os.path.join(schema_dir, n) for n in sorted(os.listdir(schema_dir))]
-            for path in schemas + files:
-                data = read_regular_file(path, MAX_BYTES)
-                h.update(f"\0{path}\0{len(data)}\0".encode())
-                h.update(data)
-        except (OSError, FactError):
+        except OSError:
             return None  # the validating load reports it
-        return h.hexdigest()
+        return contentkey.cache_key(contentkey.head(CACHE_FORMAT, __version__, self.directory, kinds.KINDS),
+                                    kinds_files + schemas + files)
 
     def _load_cache(self, key: str) -> bool:
         from .fs import read_regular_file
@@ -430,6 +464,8 @@ class Content:
 
     def load_waivers(self, path: str) -> list[Waiver]:
         """Waivers; `expires` may be quoted text or a YAML date (`expires: 2026-12-31` unquoted)."""
+        import datetime as dt
+
         try:
             doc = load_yaml(path)
         except ValueError as e:  # PyYAML builds dates itself: `expires: 2026-02-30` fails in there

@@ -7,15 +7,8 @@ an `error` result naming the check, and every selected check is listed, applicab
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import pickle
-import select
-import signal
-import struct
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
 
 from . import __version__, kinds
 from ._record import FrozenRecord, Record
@@ -25,9 +18,12 @@ from .kinds._predict import complete as complete_prediction
 from .kinds.base import ERROR, FAIL, NOTAPPLICABLE, STATUSES, WAIVED, ObjectResult, Target, worst
 from .selectors import condition_holds, select_interfaces
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
     from .facts.context import Facts
     from .facts.host import Host
+    import datetime as dt  # at run time only with waivers (issue 22)
+    from typing import Callable
 
 EXIT_OK, EXIT_CONTENT, EXIT_FAILED = 0, 1, 2
 
@@ -71,8 +67,9 @@ class NicInfo(FrozenRecord):
         self.bus = bus
 
 
-@dataclass
-class ScanResult:
+class ScanResult(Record):
+    __slots__ = ("profile", "root", "host", "results", "started_at", "duration_seconds", "content_digest", "nics",
+                 "numa_node_cpus", "cpu_node", "tool", "version", "timed_out")
     profile: str
     root: str
     host: Host | None
@@ -80,12 +77,31 @@ class ScanResult:
     started_at: float
     duration_seconds: float
     content_digest: str
-    nics: list[NicInfo] = field(default_factory=list)
-    numa_node_cpus: dict[int, int] = field(default_factory=dict)
-    cpu_node: dict[int, int] = field(default_factory=dict)  # online CPU -> its NUMA node
-    tool: str = "tunewatch"
-    version: str = __version__
-    timed_out: bool = False  # the scan was abandoned at its timeout (see scan_with_watchdog)
+    nics: list[NicInfo]
+    numa_node_cpus: dict[int, int]
+    cpu_node: dict[int, int]  # online CPU -> its NUMA node
+    tool: str
+    version: str
+    timed_out: bool  # the scan was abandoned at its timeout (see scan_with_watchdog)
+
+    def __init__(self,
+                 profile: str, root: str, host: Host | None, results: list[CheckResult], started_at: float,
+                 duration_seconds: float, content_digest: str, nics: list[NicInfo] | None = None,
+                 numa_node_cpus: dict[int, int] | None = None, cpu_node: dict[int, int] | None = None,
+                 tool: str = "tunewatch", version: str = __version__, timed_out: bool = False):
+        self.profile = profile
+        self.root = root
+        self.host = host
+        self.results = results
+        self.started_at = started_at
+        self.duration_seconds = duration_seconds
+        self.content_digest = content_digest
+        self.nics = [] if nics is None else nics
+        self.numa_node_cpus = {} if numa_node_cpus is None else numa_node_cpus
+        self.cpu_node = {} if cpu_node is None else cpu_node
+        self.tool = tool
+        self.version = version
+        self.timed_out = timed_out
 
     @property
     def summary(self) -> dict[str, int]:
@@ -193,11 +209,15 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
     facts = Facts(FS(root), _module_params(profile), deadline, content.defaults)
-    today = today or dt.datetime.now(dt.timezone.utc).date()
     results = []
     for sel in profile.checks:
         result = evaluate_check(sel, facts, profile.scope)
-        apply_waivers(result, waivers or [], today)
+        if waivers:
+            if today is None:
+                import datetime as dt
+
+                today = dt.datetime.now(dt.timezone.utc).date()
+            apply_waivers(result, waivers, today)
         results.append(result)
         if on_result is not None:
             on_result(result)
@@ -216,10 +236,27 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
 
 
 def _send(fd: int, item) -> None:
+    import pickle
+    import struct
+
     data = pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
     view = memoryview(struct.pack("!I", len(data)) + data)  # one write per result: one wake-up of the parent
     while view:
         view = view[os.write(fd, view):]
+
+
+def _scan_here(content: Content, profile: ResolvedProfile, root: str, waivers: list[Waiver] | None,
+               today: dt.date | None, timeout: float) -> ScanResult:
+    """scan() in this process, a crash reported as the watchdog's child reports one."""
+    started, t0 = time.time(), time.perf_counter()
+    results: list[CheckResult] = []
+    try:
+        return scan(content, profile, root, waivers, today, timeout, on_result=results.append)
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - as the child's exit: what is missing says why
+        why = f"the scan ended without deciding it ({type(e).__name__}: {e})"
+        results += [_failed(sel, why) for sel in profile.checks[len(results):]]
+    return ScanResult(profile.id, os.path.abspath(root), None, results, started, time.perf_counter() - t0,
+                      content.digest)
 
 
 def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "/",
@@ -231,7 +268,21 @@ def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "
     request already sent is waited out even by SIGKILL. So the child, not this process,
     is the one left waiting; it has no stdout/stderr of ours, so whoever reads our output
     sees it end. Checks not decided in time are `error` with the reason; `timed_out` says
-    the child was abandoned."""
+    the child was abandoned.
+
+    Without a mount the scan could hang on (`hangsafe.needs_watchdog`: the mounts at and
+    above the root are all local in-kernel file systems, as on most hosts) scan() runs
+    here, with the same deadline, the same results and `timed_out` False: the fork, the
+    pickling and the reaping cost ~20 ms of a CLI scan (issue 22)."""
+    from .hangsafe import needs_watchdog
+
+    if not needs_watchdog(root):
+        return _scan_here(content, profile, root, waivers, today, timeout)
+    import pickle  # the fork path only
+    import select
+    import signal
+    import struct
+
     started, t0 = time.time(), time.perf_counter()
     read_fd, write_fd = os.pipe()
     pid = os.fork()

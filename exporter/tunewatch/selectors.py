@@ -16,13 +16,12 @@ asked for that interface, and kinds that need IRQs say it has none.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
-from typing import TYPE_CHECKING
 
 from .errors import FactError, ParseError
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:  # annotations only: importing the fact readers is the scan child's job (issue 22)
     from .facts.context import Facts
     from .facts.interfaces import Interface
@@ -74,7 +73,7 @@ def _reported_driver(facts: Facts, name: str) -> str:
 def _named_deviceless(facts: Facts, iface: Interface, scope: dict | None, objects) -> Interface | None:
     """`iface` (no device) with its reported driver, when the scope names it and the check's
     objects take it; else None."""
-    iface = dataclasses.replace(iface, driver=_reported_driver(facts, iface.name))
+    iface = iface.replace(driver=_reported_driver(facts, iface.name))
     named = any("name" in c and _interface_clause(c, iface) for c in scope["include"])
     if named and _selected(scope, iface, _interface_clause) \
             and all(_selected(s, iface, _deviceless_clause) for s in objects):

@@ -14,8 +14,8 @@ whose content cache is valid never loads them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from ._record import Record
 from .errors import ContentError, FactError
 
 MAX_BYTES = 2 << 20
@@ -24,11 +24,16 @@ MAX_ALIASES = 1000
 MAX_NODES = 50_000
 
 
-@dataclass
-class Document:
+class Document(Record):
+    __slots__ = ("path", "data", "lines")
     path: str
     data: object
     lines: dict[str, int]  # JSON pointer -> 1-based line
+
+    def __init__(self, path: str, data: object, lines: dict[str, int]):
+        self.path = path
+        self.data = data
+        self.lines = lines
 
     def line(self, pointer: str) -> int | None:
         """Line of `pointer`, or of its nearest ancestor that has one."""

@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 
-from tunewatch import engine
+import pytest
+
+from tunewatch import engine, hangsafe
 from tunewatch.content import Content, cache_dir
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "snapshots", "examples", "azure-m-rebooted")
@@ -82,7 +84,9 @@ def test_a_passed_deadline_makes_checks_that_need_facts_errors():
     assert {r.status for r in result.results} <= {"error", "notapplicable"}
 
 
-def test_watchdog_returns_every_check_in_time():
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "in-process"])
+def test_watchdog_returns_every_check_in_time(monkeypatch, fork):
+    monkeypatch.setattr(hangsafe, "needs_watchdog", lambda root: fork)
     content = Content()
     profile = content.resolve("azure-sap-hana")
     result = engine.scan_with_watchdog(content, profile, EXAMPLE, timeout=60)
@@ -91,8 +95,10 @@ def test_watchdog_returns_every_check_in_time():
     assert [(r.check, r.status) for r in result.results] == [(r.check, r.status) for r in plain.results]
 
 
-def test_watchdog_reports_a_crashed_scan_as_such(monkeypatch):
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "in-process"])
+def test_watchdog_reports_a_crashed_scan_as_such(monkeypatch, fork):
     """Not every missing result is a timeout: a scan process that dies says so."""
+    monkeypatch.setattr(hangsafe, "needs_watchdog", lambda root: fork)
     content = Content()
     profile = content.resolve("azure-sap-hana")
 

@@ -23,8 +23,8 @@ import os
 import re
 import shlex
 import stat
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..errors import TunewatchError
 from ..fs import FS
 from . import netconfig
@@ -36,12 +36,18 @@ from .services import BOOT_UNIT_DIRS, enabled_units, read_unit_state
 __all__ = ["BootScript", "PersistedEthtool", "boot_scripts", "persisted_ethtool"]
 
 
-@dataclass(frozen=True)
-class BootScript:
+class BootScript(FrozenRecord):
+    __slots__ = ("source", "mechanism", "text", "problem")
     source: str
     mechanism: str  # "nm-dispatcher", "systemd", "udev", "rc-local", "cron"
     text: str
-    problem: str | None = None  # why it never runs
+    problem: str | None  # why it never runs
+
+    def __init__(self, source: str, mechanism: str, text: str, problem: str | None = None):
+        self.source = source
+        self.mechanism = mechanism
+        self.text = text
+        self.problem = problem
 
 
 _MAX_SCRIPT_BYTES = 256 * 1024

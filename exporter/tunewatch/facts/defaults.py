@@ -12,15 +12,22 @@ device's own maximum (`capped_by`, an ethtool key).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from .._record import FrozenRecord
 
 
-@dataclass(frozen=True)
-class Default:
+class Default(FrozenRecord):
+    __slots__ = ("value", "source", "assumption", "cite")
     value: str
     source: str  # "driver default (hv_netvsc, Linux 5.14: 8)"
     assumption: str  # why this entry: "upstream Linux 5.14; a rhel backport is not known to content"
     cite: str
+
+    def __init__(self, value: str, source: str, assumption: str, cite: str):
+        self.value = value
+        self.source = source
+        self.assumption = assumption
+        self.cite = cite
 
 
 def kernel_tuple(release: str) -> tuple[int, ...]:

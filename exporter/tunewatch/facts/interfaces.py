@@ -9,13 +9,14 @@ the VF as `lower_<vf>`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
+from .._record import FrozenRecord
 from ..fs import FS
 
 
-@dataclass(frozen=True)
-class Interface:
+class Interface(FrozenRecord):
+    __slots__ = ("name", "operstate", "driver", "master", "lowers", "numa_node", "msi_irqs", "bus_info",
+                 "master_driver", "lower_drivers")
     name: str
     operstate: str
     driver: str | None  # None for virtual interfaces without a device (lo, veth, bridges)
@@ -24,8 +25,23 @@ class Interface:
     numa_node: int | None  # None: unknown (-1 in sysfs); callers treat it as node 0
     msi_irqs: tuple[int, ...]
     bus_info: str | None
-    master_driver: str | None = None
-    lower_drivers: tuple[str, ...] = field(default=())
+    master_driver: str | None
+    lower_drivers: tuple[str, ...]
+
+    def __init__(self,
+                 name: str, operstate: str, driver: str | None, master: str | None, lowers: tuple[str, ...],
+                 numa_node: int | None, msi_irqs: tuple[int, ...], bus_info: str | None,
+                 master_driver: str | None = None, lower_drivers: tuple[str, ...] = ()):
+        self.name = name
+        self.operstate = operstate
+        self.driver = driver
+        self.master = master
+        self.lowers = lowers
+        self.numa_node = numa_node
+        self.msi_irqs = msi_irqs
+        self.bus_info = bus_info
+        self.master_driver = master_driver
+        self.lower_drivers = lower_drivers
 
     @property
     def up(self) -> bool:
@@ -88,9 +104,6 @@ def read_interfaces(fs: FS) -> dict[str, Interface]:
     linked = {}
     for n, i in raw.items():
         lowers = tuple(sorted(set(i.lowers) | {m for m, j in raw.items() if j.master == n}))
-        linked[n] = Interface(
-            **{**i.__dict__, "lowers": lowers,
-               "master_driver": drivers.get(i.master) if i.master else None,
-               "lower_drivers": tuple(drivers.get(l) or "" for l in lowers)}
-        )
+        linked[n] = i.replace(lowers=lowers, master_driver=drivers.get(i.master) if i.master else None,
+                              lower_drivers=tuple(drivers.get(l) or "" for l in lowers))
     return linked

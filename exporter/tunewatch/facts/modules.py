@@ -17,8 +17,8 @@ when one loads later.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
+from .._record import FrozenRecord
 from ..fs import FS
 from ..parsers.modprobe import ModprobeOptions, parse_modprobe_conf, parse_modprobe_install
 from ..parsers.sysctl_command import SysctlRun, find_sysctl_runs, loads_module
@@ -28,20 +28,34 @@ MODULES_LOAD_DIRS = ("etc/modules-load.d", "usr/local/lib/modules-load.d", "usr/
 MODPROBE_DIRS = ("etc/modprobe.d", "usr/local/lib/modprobe.d", "usr/lib/modprobe.d", "lib/modprobe.d")
 
 
-@dataclass(frozen=True)
-class InstallHook:
+class InstallHook(FrozenRecord):
+    __slots__ = ("module", "source", "command", "loads", "runs")
     module: str
     source: str  # "usr/lib/modprobe.d/50-nfs.conf:4"
     command: str
     loads: bool  # the command loads the module itself (modprobe --ignore-install)
     runs: tuple[SysctlRun, ...]  # sysctl runs after it
 
+    def __init__(self, module: str, source: str, command: str, loads: bool, runs: tuple[SysctlRun, ...]):
+        self.module = module
+        self.source = source
+        self.command = command
+        self.loads = loads
+        self.runs = runs
 
-@dataclass(frozen=True)
-class ModulesBoot:
-    early: dict[str, str] = field(default_factory=dict)  # module -> why it is there before systemd-sysctl
-    install: dict[str, InstallHook] = field(default_factory=dict)
-    options: tuple[tuple[str, ModprobeOptions], ...] = ()  # (file, `options` line), in modprobe.d order
+
+class ModulesBoot(FrozenRecord):
+    __slots__ = ("early", "install", "options")
+    early: dict[str, str]  # module -> why it is there before systemd-sysctl
+    install: dict[str, InstallHook]
+    options: tuple[tuple[str, ModprobeOptions], ...]  # (file, `options` line), in modprobe.d order
+
+    def __init__(self,
+                 early: dict[str, str] | None = None, install: dict[str, InstallHook] | None = None,
+                 options: tuple[tuple[str, ModprobeOptions], ...] = ()):
+        self.early = {} if early is None else early
+        self.install = {} if install is None else install
+        self.options = options
 
 
 def _name(word: str) -> str:

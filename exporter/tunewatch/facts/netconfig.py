@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
 
+from .._lazyre import lazy
+from .._record import FrozenRecord
 from ..fs import FS
 from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options, suggest
 from ..parsers.ini import parse_ini
@@ -52,12 +53,18 @@ from .netdevice import NetDevice, read_net_devices
 from .services import read_unit_state
 
 
-@dataclass(frozen=True)
-class PersistedEthtool:
+class PersistedEthtool(FrozenRecord):
+    __slots__ = ("source", "settings", "targets", "problem")
     source: str
     settings: dict[str, str]
     targets: tuple[str, ...]  # interfaces the consumer applies it to
-    problem: str | None = None  # why it applies nothing
+    problem: str | None  # why it applies nothing
+
+    def __init__(self, source: str, settings: dict[str, str], targets: tuple[str, ...], problem: str | None = None):
+        self.source = source
+        self.settings = settings
+        self.targets = targets
+        self.problem = problem
 
 
 LINK_DIRS = ("etc/systemd/network", "run/systemd/network", "usr/local/lib/systemd/network",
@@ -77,8 +84,8 @@ NM_KEYS = {"channels-combined": "channels.combined", "channels-rx": "channels.rx
            "feature-rxhash": "features.receive-hashing", "feature-ntuple": "features.ntuple-filters",
            "feature-rxvlan": "features.rx-vlan-offload", "feature-txvlan": "features.tx-vlan-offload"}
 _GKEYFILE_BOOL = {"true": "on", "1": "on", "false": "off", "0": "off"}
-_IFACE_ARG = re.compile(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
-_GUARD = re.compile(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
+_IFACE_ARG = lazy(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
+_GUARD = lazy(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
 
 
 def consumer_problem(fs: FS, units: tuple[str, ...], what: str) -> str | None:
@@ -339,7 +346,7 @@ def _entry(source: str, cmd: EthtoolCommand, targets: tuple[str, ...]) -> Persis
     return PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem)
 
 
-_ALL_LOWERS = re.compile(r"/sys/class/net/\*/lower_")
+_ALL_LOWERS = lazy(r"/sys/class/net/\*/lower_")
 
 
 def _named(name: str, text: str) -> bool:

@@ -19,8 +19,8 @@ exists nowhere else starts nothing then.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
+from .._record import FrozenRecord
 from ..fs import FS
 
 UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system", "usr/lib/systemd/system",
@@ -28,15 +28,26 @@ UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/
 BOOT_UNIT_DIRS = tuple(d for d in UNIT_DIRS if not d.startswith("run/"))
 
 
-@dataclass(frozen=True)
-class UnitState:
+class UnitState(FrozenRecord):
+    __slots__ = ("unit", "installed", "enabled", "masked", "wanted_by", "mask_source", "runtime_mask")
     unit: str
     installed: bool
     enabled: bool  # wanted by a target at the next boot, and not masked then
     masked: bool  # masked at the next boot
     wanted_by: tuple[str, ...]
-    mask_source: str | None = None  # the /dev/null link or empty file that masks it at boot
-    runtime_mask: str | None = None  # a mask in run/ that the next boot will not have
+    mask_source: str | None  # the /dev/null link or empty file that masks it at boot
+    runtime_mask: str | None  # a mask in run/ that the next boot will not have
+
+    def __init__(self,
+                 unit: str, installed: bool, enabled: bool, masked: bool, wanted_by: tuple[str, ...],
+                 mask_source: str | None = None, runtime_mask: str | None = None):
+        self.unit = unit
+        self.installed = installed
+        self.enabled = enabled
+        self.masked = masked
+        self.wanted_by = wanted_by
+        self.mask_source = mask_source
+        self.runtime_mask = runtime_mask
 
     @property
     def state(self) -> str:

@@ -28,8 +28,8 @@ line that runs `sysctl --system` (procps order, `--pattern`) or `systemd-sysctl`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
+from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..fs import FS
 from ..parsers.ini import parse_ini
@@ -44,43 +44,72 @@ SYSCTL_CONF = "etc/sysctl.conf"
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
 
 
-@dataclass(frozen=True)
-class ConfiguredValue:
+class ConfiguredValue(FrozenRecord):
+    __slots__ = ("value", "source")
     value: str
     source: str  # "etc/sysctl.d/90-sas.conf:3", "etc/modprobe.d/sunrpc.conf:1", "tuned <profile> (<file>)"
 
+    def __init__(self, value: str, source: str):
+        self.value = value
+        self.source = source
 
-@dataclass(frozen=True)
-class Consumer:
+
+class Consumer(FrozenRecord):
     """One program that sets sysctls at boot and the value of each key after it ran."""
+    __slots__ = ("name", "values")
     name: str
     values: dict[str, ConfiguredValue]
 
+    def __init__(self, name: str, values: dict[str, ConfiguredValue]):
+        self.name = name
+        self.values = values
 
-@dataclass(frozen=True)
-class LateModule:
+
+class LateModule(FrozenRecord):
     """A module that loads after systemd-sysctl: what sets its keys when it loads."""
+    __slots__ = ("module", "options", "consumers", "why")
     module: str
     options: dict[str, ConfiguredValue]  # modprobe.d `options`, applied at load
     consumers: tuple[Consumer, ...]  # hooks that apply sysctl files when it loads, in order
     why: str  # why systemd-sysctl and tuned do not reach its keys
 
+    def __init__(self, module: str, options: dict[str, ConfiguredValue], consumers: tuple[Consumer, ...], why: str):
+        self.module = module
+        self.options = options
+        self.consumers = consumers
+        self.why = why
 
-@dataclass(frozen=True)
-class SysctlHook:
+
+class SysctlHook(FrozenRecord):
     """A program run when a module loads that applies sysctl files."""
+    __slots__ = ("module", "source", "run")
     module: str
     source: str  # "usr/lib/udev/rules.d/60-nfs.rules:4", "etc/modprobe.d/50-nfs.conf:4 (install)"
     run: SysctlRun
 
+    def __init__(self, module: str, source: str, run: SysctlRun):
+        self.module = module
+        self.source = source
+        self.run = run
 
-@dataclass(frozen=True)
-class BootSysctl:
+
+class BootSysctl(FrozenRecord):
+    __slots__ = ("consumers", "sysctl_conf", "sysctl_conf_linked", "late", "module_of")
     consumers: tuple[Consumer, ...]  # in the order they run; the last one's values stay
-    sysctl_conf: dict[str, ConfiguredValue] = field(default_factory=dict)  # what etc/sysctl.conf says
-    sysctl_conf_linked: bool = False  # a sysctl.d link brings it to systemd-sysctl
-    late: dict[str, LateModule] = field(default_factory=dict)  # module -> how its keys are set
-    module_of: dict[str, str] = field(default_factory=dict)  # sysctl key -> module providing it
+    sysctl_conf: dict[str, ConfiguredValue]  # what etc/sysctl.conf says
+    sysctl_conf_linked: bool  # a sysctl.d link brings it to systemd-sysctl
+    late: dict[str, LateModule]  # module -> how its keys are set
+    module_of: dict[str, str]  # sysctl key -> module providing it
+
+    def __init__(self,
+                 consumers: tuple[Consumer, ...], sysctl_conf: dict[str, ConfiguredValue] | None = None,
+                 sysctl_conf_linked: bool = False, late: dict[str, LateModule] | None = None,
+                 module_of: dict[str, str] | None = None):
+        self.consumers = consumers
+        self.sysctl_conf = {} if sysctl_conf is None else sysctl_conf
+        self.sysctl_conf_linked = sysctl_conf_linked
+        self.late = {} if late is None else late
+        self.module_of = {} if module_of is None else module_of
 
     def late_module(self, key: str) -> LateModule | None:
         return self.late.get(self.module_of.get(key, ""))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
+from .._record import FrozenRecord
 from ..errors import FactError
 from ..fs import FS
 from ..parsers.ini import parse_ini
@@ -11,11 +11,16 @@ from ..parsers.ini import parse_ini
 _PROFILE_DIRS = ("etc/tuned", "usr/lib/tuned", "lib/tuned")
 
 
-@dataclass(frozen=True)
-class TunedProfile:
+class TunedProfile(FrozenRecord):
+    __slots__ = ("name", "chain", "sysctl")
     name: str
     chain: tuple[str, ...]  # the profile and every profile it includes, outermost first
-    sysctl: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (value, source)
+    sysctl: dict[str, tuple[str, str]]  # key -> (value, source)
+
+    def __init__(self, name: str, chain: tuple[str, ...], sysctl: dict[str, tuple[str, str]] | None = None):
+        self.name = name
+        self.chain = chain
+        self.sysctl = {} if sysctl is None else sysctl
 
 
 def _profile_file(fs: FS, name: str) -> str | None:

@@ -53,11 +53,12 @@ appends with a blank. ATTR{x}=: the last value written wins.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from typing import Callable, Optional, Tuple
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+if TYPE_CHECKING:
+    from typing import Callable, Optional, Tuple
 
-from .._record import FrozenRecord
+from .._lazyre import lazy
+from .._record import FrozenRecord, Record
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
 from .udev_match import match_string, substitute_format
@@ -67,7 +68,7 @@ __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOut
 
 ASSUMED = {"PROGRAM", "RESULT", "TEST", "IMPORT", "SYSCTL", "CONST"}
 NET_SETUP_LINK = "80-net-setup-link.rules"
-_TAG = re.compile(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
+_TAG = lazy(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
 PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
 # sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
 _MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST", "TAG", "SUBSYSTEM", "DRIVER",
@@ -75,7 +76,8 @@ _MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST"
                 "RESULT"]
 _ASSIGN_ORDER = ["OPTIONS", "OWNER", "GROUP", "MODE", "TAG", "SECLABEL", "ENV", "NAME", "SYMLINK", "ATTR", "SYSCTL",
                  "RUN"]
-ProgramResult = Optional[Tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
+if TYPE_CHECKING:
+    ProgramResult = Optional[Tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
 
 
 def _sort_key(tok: UdevToken) -> int:
@@ -166,19 +168,39 @@ class Ignored(FrozenRecord):
         self.attrs = attrs
 
 
-@dataclass
-class UdevOutcome:
-    run: list[tuple[str, str, int]] = field(default_factory=list)  # (program, source, line), substituted
-    attrs: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # attr -> (value, source, line)
-    env: dict[str, str] = field(default_factory=dict)  # ENV{x}= assignments (NM_UNMANAGED...)
-    assumed: set[str] = field(default_factory=set)
-    builtins: list[tuple[str, str, int]] = field(default_factory=list)  # RUN{builtin}
-    sysctls: dict[str, tuple[str, str, int]] = field(default_factory=dict)
-    tags: list[str] = field(default_factory=list)
-    devlinks: list[str] = field(default_factory=list)
-    name: str | None = None
-    ignored: list[Ignored] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # e.g. GOTO without a label
+class UdevOutcome(Record):
+    __slots__ = ("run", "attrs", "env", "assumed", "builtins", "sysctls", "tags", "devlinks",
+                 "name", "ignored", "notes")
+    run: list[tuple[str, str, int]]  # (program, source, line), substituted
+    attrs: dict[str, tuple[str, str, int]]  # attr -> (value, source, line)
+    env: dict[str, str]  # ENV{x}= assignments (NM_UNMANAGED...)
+    assumed: set[str]
+    builtins: list[tuple[str, str, int]]  # RUN{builtin}
+    sysctls: dict[str, tuple[str, str, int]]
+    tags: list[str]
+    devlinks: list[str]
+    name: str | None
+    ignored: list[Ignored]
+    notes: list[str]  # e.g. GOTO without a label
+
+    def __init__(self,
+                 run: list[tuple[str, str, int]] | None = None, attrs: dict[str, tuple[str, str, int]] | None = None,
+                 env: dict[str, str] | None = None, assumed: set[str] | None = None,
+                 builtins: list[tuple[str, str, int]] | None = None,
+                 sysctls: dict[str, tuple[str, str, int]] | None = None, tags: list[str] | None = None,
+                 devlinks: list[str] | None = None, name: str | None = None, ignored: list[Ignored] | None = None,
+                 notes: list[str] | None = None):
+        self.run = [] if run is None else run
+        self.attrs = {} if attrs is None else attrs
+        self.env = {} if env is None else env
+        self.assumed = set() if assumed is None else assumed
+        self.builtins = [] if builtins is None else builtins
+        self.sysctls = {} if sysctls is None else sysctls
+        self.tags = [] if tags is None else tags
+        self.devlinks = [] if devlinks is None else devlinks
+        self.name = name
+        self.ignored = [] if ignored is None else ignored
+        self.notes = [] if notes is None else notes
 
 
 class _Event:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import re
 
+from .._lazyre import lazy
+
 _GLOB_CHARS = "*?["
 _SUBSYSTEM_WORDS = ("subsystem", "bus", "class")
 
@@ -93,7 +95,7 @@ def match_string(pattern: str, op: str, value: str | None, nocase: bool = False,
 _LONG = {"devpath": "p", "number": "n", "kernel": "k", "id": "b", "driver": "d", "devnode": "N", "attr": "s",
          "sysfs": "s", "env": "E", "major": "M", "minor": "m", "result": "c", "parent": "P", "name": "D",
          "links": "L", "root": "r", "sys": "S", "tempnode": "N"}
-_FORMAT = re.compile(r"\$\$|%%|\$(" + "|".join(sorted(_LONG, key=len, reverse=True)) + r")(?:\{([^}]*)\})?"
+_FORMAT = lazy(r"\$\$|%%|\$(" + "|".join(sorted(_LONG, key=len, reverse=True)) + r")(?:\{([^}]*)\})?"
                      r"|%([pnkbdNsEMmcPrS])(?:\{([^}]*)\})?")
 
 

@@ -11,8 +11,6 @@ always last, so `tail -1` is the verdict.
 from __future__ import annotations
 
 import json
-import shutil
-import textwrap
 
 from ..engine import ScanResult
 
@@ -26,10 +24,14 @@ _OBJ_STATUS = _STATUS_WIDTH - 4  # object text under its check's title; "notappl
 
 
 def terminal_width() -> int:
+    import shutil  # here: json and prometheus reports import this module too (issue 22)
+
     return max(40, shutil.get_terminal_size((100, 24)).columns)
 
 
 def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    import textwrap  # cached after the first call
+
     return textwrap.wrap(" ".join(text.split()), width, initial_indent=first, subsequent_indent=rest,
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 

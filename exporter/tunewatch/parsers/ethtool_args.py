@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import logical_lines
@@ -55,14 +56,14 @@ _NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
 
 def _parse_u32(text: str) -> int:
     return int(text[2:], 16) if text[:2] in ("0x", "0X") else int(text, 10)
-_VALUE = re.compile(r"[0-9]+|on|off")
+_VALUE = lazy(r"[0-9]+|on|off")
 # ifcfg placeholders for "this interface": RHEL's ${DEVICE}, SUSE's literal `iface`
 _PLACEHOLDER = re.compile(r"\$\{?\w+\}?|iface|IFACE|<iface>")
-_EXEC_PREFIX = re.compile(r"^Exec\w*=[-@:+!|]*")
+_EXEC_PREFIX = lazy(r"^Exec\w*=[-@:+!|]*")
 _SEPARATORS = set(";&|<>()")
 # words that may stand before a command: shell keywords, wrappers, `VAR=value`, `sh -c`
 _LEADERS = {"then", "do", "else", "if", "while", "until", "!", "{", "exec", "command", "sudo", "nohup", "time", "-c"}
-_PREFIX_WORD = re.compile(r"(?:Exec\w*=[-@:+!|]*)?(?:\S*/)?(?:ba|da|z)?sh|(?!Exec)[A-Za-z_][A-Za-z0-9_]*=.*")
+_PREFIX_WORD = lazy(r"(?:Exec\w*=[-@:+!|]*)?(?:\S*/)?(?:ba|da|z)?sh|(?!Exec)[A-Za-z_][A-Za-z0-9_]*=.*")
 
 
 class EthtoolCommand(FrozenRecord):

@@ -13,14 +13,17 @@ number, is rejected. Only IRQ number -> names is kept: the counts grow as CPUs x
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines
 
 _CPU = re.compile(r"CPU[0-9]+")
-_NUMBERISH = re.compile(r"[-+]?[0-9]")  # a count gone wrong, not the start of the chip text
+_NUMBERISH = lazy(r"[-+]?[0-9]")  # a count gone wrong, not the start of the chip text
 # A row whose IRQ has no action ends with the trigger: `2-edge`, `9-fasteoi`, ARM's `Level`.
 _TRIGGER = re.compile(r"(?:[0-9]*-)?(?:edge|level|fasteoi|simple|percpu(?:_devid)?)", re.I)
 

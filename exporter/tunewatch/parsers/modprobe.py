@@ -8,14 +8,14 @@ sets to true; it is reported as "1" so it compares equal to `param=1`.
 
 from __future__ import annotations
 
-import re
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import logical_lines
 
 # The kernel's parse_args() lets a value be double-quoted to hold blanks: p="a b".
-_PARAM = re.compile(r'([^\s=]+)(?:=((?:"[^"]*"?|[^\s"])*))?')
+_PARAM = lazy(r'([^\s=]+)(?:=((?:"[^"]*"?|[^\s"])*))?')
 
 
 class ModprobeOptions(FrozenRecord):

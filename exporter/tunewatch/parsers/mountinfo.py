@@ -9,15 +9,17 @@ source, so every field is free of blanks and a line splits on spaces unambiguous
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
-
 import re
 
 from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines, split_options, uint, unescape_octal
 
-Options = Tuple[Tuple[str, Optional[str]], ...]  # a runtime alias: typing's forms for Python 3.9
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
+
+    Options = Tuple[Tuple[str, Optional[str]], ...]  # typing's forms for Python 3.9
 
 
 class MountInfo(FrozenRecord):

@@ -17,8 +17,8 @@ coalesce times are time spans (`RxCoalesceSec=25` is 25 seconds, `25us` 25 micro
 
 from __future__ import annotations
 
-import re
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 from .ini import parse_ini_items
 
@@ -42,7 +42,7 @@ _FALSE = {"0", "no", "n", "false", "f", "off"}
 # systemd's parse_sec(): a bare number is seconds
 _UNITS = {"": 1_000_000, "s": 1_000_000, "sec": 1_000_000, "second": 1_000_000, "seconds": 1_000_000,
           "ms": 1000, "msec": 1000, "us": 1, "usec": 1, "µs": 1, "μs": 1, "min": 60_000_000, "m": 60_000_000}
-_SPAN = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zµμ]*)\s*")
+_SPAN = lazy(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zµμ]*)\s*")
 
 
 class MatchKey(FrozenRecord):

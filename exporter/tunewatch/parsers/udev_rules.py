@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import re
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 
 LINE_SIZE = 16384  # UDEV_LINE_SIZE, src/udev/udev-def.h
-_EOL = re.compile(r"\r\n|\r|\n|\x00")
+_EOL = lazy(r"\r\n|\r|\n|\x00")
 _WS = " \t\n\r"
 _OPS = ("==", "!=", "+=", "-=", ":=", "=")
 MATCH_OPS = ("==", "!=")
@@ -46,7 +47,7 @@ BUILTINS = {"blkid", "btrfs", "dissect_image", "factory_reset", "hwdb", "input_i
 # sd-device device-private.c device_property_can_set(): properties the kernel or udev owns
 _ENV_READONLY = {"ACTION", "DEVLINKS", "DEVNAME", "DEVPATH", "DEVTYPE", "DRIVER", "IFINDEX", "MAJOR", "MINOR",
                  "SEQNUM", "SUBSYSTEM", "TAGS", "CURRENT_TAGS", "USEC_INITIALIZED"}
-_OPTIONS = re.compile(r"^(dump|string_escape=(none|replace)|db_persist|watch|nowatch|static_node=.*|"
+_OPTIONS = lazy(r"^(dump|string_escape=(none|replace)|db_persist|watch|nowatch|static_node=.*|"
                       r"link_priority=-?\d+|log_level=.+)$")
 _IMPORT_ATTRS = {"file", "program", "builtin", "db", "cmdline", "parent"}
 _MATCH_ONLY_NO_ATTR = {"ACTION", "DEVPATH", "KERNEL", "SUBSYSTEM", "DRIVER", "KERNELS", "SUBSYSTEMS", "DRIVERS",

@@ -42,8 +42,7 @@ SERIES_BUDGET = 20
 
 def hypervisor_only(profile):
     """The profile's VMX/ESXi checks: the only ones vSphere facts can decide for a VM."""
-    import dataclasses
-    return dataclasses.replace(profile, checks=[s for s in profile.checks if s.check.kind in HYPERVISOR_KINDS])
+    return profile.replace(checks=[s for s in profile.checks if s.check.kind in HYPERVISOR_KINDS])
 
 
 class StaticSource:
