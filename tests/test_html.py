@@ -373,6 +373,11 @@ def test_chromium_renders_without_console_errors_or_broken_names(devtools, tmp_p
         ".filter(e => e.getClientRects().length > 1 || e.getBoundingClientRect().height > 2.2 * "
         "parseFloat(getComputedStyle(e).lineHeight || 16)).map(e => e.textContent)"))["result"]["value"]
     assert broken == [], f"names wrapped across lines at {width}px: {broken[:10]}"
+    # every fix cell in sight without scrolling sideways (below 900 px rows become blocks)
+    hidden = devtools.call("Runtime.evaluate", session, returnByValue=True, expression=(
+        "[...document.querySelectorAll('td.fix')].filter(e => e.getBoundingClientRect().right > "
+        "document.documentElement.clientWidth + 1).map(e => e.textContent.slice(0, 60))"))["result"]["value"]
+    assert hidden == [], f"fix cells cut off at {width}px: {hidden[:5]}"
     sections = devtools.call("Runtime.evaluate", session, returnByValue=True,
                              expression="document.querySelectorAll('section').length")["result"]["value"]
     assert sections == 9  # fix first + 8 checks

@@ -13,7 +13,8 @@ References name the article (title, publisher, date; linked when the URL is know
 links use a published base URL (`--runbook-url`, TUNEWATCH_RUNBOOK_URL); without one the
 report embeds each check's runbook section, so a mailed report never points at a local file.
 Identifiers never break inside a word: no `break-all` or `overflow-wrap: anywhere`; names
-are `nowrap` and wide tables scroll sideways.
+are `nowrap`; wide tables scroll sideways, and below 900 px each object's row becomes a block
+of labelled lines so that its fix stays in sight.
 
 Data comes from `report.to_dict` (the stable JSON shape) and, when given, the content
 (rationale, references); every value is escaped with html.escape.
@@ -78,6 +79,17 @@ pre { background: #f5f5f5; padding: 4px 8px; margin: 2px 0; overflow-x: auto; ma
 li pre, td pre { margin: 2px 0; }
 .runbook { border-left: 3px solid #90a4ae; padding: 2px 10px; margin: 6px 0; }
 footer { color: #757575; padding: 8px 24px 24px; font-size: 12px; }
+@media (max-width: 900px) {
+  /* a phone or a half-screen mail window: each object becomes a block of labelled lines, so
+     the fix column is never scrolled out of sight; a shared fix follows its first object */
+  .wide table, .wide tbody, .wide tr, .wide td { display: block; }
+  .wide thead { display: none; }
+  .wide tr { border-top: 1px solid #e0e0e0; padding: 4px 0; }
+  .wide td { border-top: 0; padding: 1px 8px; }
+  .wide td:first-child, .wide td:nth-child(2) { display: inline-block; }
+  .wide td[data-label]::before { content: attr(data-label) ": "; color: #546e7a; font-weight: 600; }
+  .wide td.fix { margin: 2px 8px; }
+}
 """
 
 
@@ -141,11 +153,11 @@ def _object_rows(objects: list[dict], with_fix: bool = True) -> str:
             if k == 0 and with_fix:
                 span = f' rowspan="{j - i}"' if j - i > 1 else ""
                 many = f'<br><small>{j - i} objects of {_name(_nic(str(o["object"])))}</small>' if j - i > 1 else ""
-                fix_cell = f'<td class="fix"{span}>' + (f"{_fix_html(fix)}{many}" if fix else "") + "</td>"
+                fix_cell = f'<td class="fix" data-label="fix"{span}>' + (f"{_fix_html(fix)}{many}" if fix else "") + "</td>"
             rows.append(f'<tr><td>{_name(str(obj["object"]))}</td><td>{_badge(obj["status"])}</td>'
-                        f'<td class="val">{_words(str(obj["expected"]))}</td>'
-                        f'<td class="val">{_words(str(obj["actual"]))}</td>'
-                        f'<td>{_words(str(obj["message"]))}{waiver}</td>{fix_cell}</tr>')
+                        f'<td class="val" data-label="expected">{_words(str(obj["expected"]))}</td>'
+                        f'<td class="val" data-label="actual">{_words(str(obj["actual"]))}</td>'
+                        f'<td data-label="finding">{_words(str(obj["message"]))}{waiver}</td>{fix_cell}</tr>')
         i = j
     return "\n".join(rows)
 
