@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tunewatch import engine
+from tunewatch import fs as fs_module
 from tunewatch.content import Content
 from tunewatch.fs import FS
 
@@ -134,14 +135,18 @@ ELSEWHERE = re.compile(r"^(proc/self/mountinfo|(etc|usr/lib|lib|run)/udev/rules\
 @pytest.mark.parametrize("example", ["sas-anf-udev-hook", "sas-anf-modprobe-install", "azure-m-tuned",
                                      "vmware-vmxnet3-tuned", "azure-m416-kernel-6.12"])
 def test_the_model_reads_no_file_twice(content: Content, example: str, monkeypatch) -> None:
+    root = str(EXAMPLES / example)
     opened: list[str] = []
-    real = FS._open_sized
+    real = os.open
 
-    def counting(self, rel):
-        opened.append(rel)
-        return real(self, rel)
+    def counting(path, *args, **kwargs):
+        if path.startswith(root + "/"):
+            opened.append(path[len(root) + 1:])
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(FS, "_open_sized", counting)
-    engine.scan(content, content.resolve("auto"), str(EXAMPLES / example))
+    monkeypatch.setattr(fs_module.os, "open", counting)
+    engine.scan(content, content.resolve("auto"), root)
+    monkeypatch.undo()
+    assert opened  # the counter saw the scan's reads
     twice = sorted({rel for rel in opened if opened.count(rel) > 1 and not ELSEWHERE.match(rel)})
     assert twice == []

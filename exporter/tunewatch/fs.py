@@ -46,7 +46,6 @@ NETWORK_FSTYPES = frozenset({
 VALUE_MAX_BYTES = 256 << 10
 TEXT_MAX_BYTES = 16 << 20
 INTERRUPTS_MAX_BYTES = 512 << 20
-MAX_LINE = 1 << 20  # a streamed line: 8,192 CPUs x 11 characters is 90 KB
 
 
 def is_network_fstype(fstype: str) -> bool:
@@ -107,6 +106,7 @@ def read_regular_file(path: str, max_bytes: int) -> bytes:
 
 
 LINK, REGULAR, OTHER = 1, 2, 3  # entry types a directory listing keeps
+_UNREAD = object()  # not in FS._small: not read yet in this scan
 SMALL_FILE_BYTES = 64 << 10  # files up to this size are kept for the scan once read
 
 
@@ -137,6 +137,7 @@ class FS:
         # small files read once per scan (rel -> bytes, None when missing): a value that two
         # facts need (numa_node, operstate, mountinfo) is opened once
         self._small: dict[str, bytes | None] = {}
+        self._mounts: list | None = None  # mount_table(), parsed once
         self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
         self._network_names: frozenset[str] | None = None  # last components of those mount points
 
@@ -153,21 +154,32 @@ class FS:
             self._network_names = frozenset(p.rsplit("/", 1)[-1] for p in self._network)
         return self._network
 
-    def _load_network_mounts(self) -> dict[str, str]:
-        from .parsers.mountinfo import parse_mountinfo  # here: parsers import errors only
+    def mount_table(self) -> list:
+        """The root's mount table (proc/self/mountinfo, else proc/1/mountinfo) as
+        parsers.mountinfo parses it, once per FS; [] when the root has neither. The
+        network-mount guard and the mount facts share it. ParseError when garbled."""
+        if self._mounts is None:
+            from .parsers.mountinfo import parse_mountinfo  # here: parsers import errors only
 
+            mounts: list = []
+            for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
+                text = self.read_text(rel)
+                if text is not None:
+                    mounts = parse_mountinfo(text, rel)
+                    break
+            self._mounts = mounts
+        return self._mounts
+
+    def _load_network_mounts(self) -> dict[str, str]:
         found: dict[str, str] = {}
-        tables = [(self, "proc/self/mountinfo", "")]
+        tables = [(self, "")]
         if not self.live:  # a snapshot directory may itself hold a live host's network mounts
             host = FS("/")
             host._network = {}
-            tables.append((host, "proc/self/mountinfo", os.path.realpath(self.root)))
-        for fs, rel, under in tables:
+            tables.append((host, os.path.realpath(self.root)))
+        for fs, under in tables:
             try:
-                text = fs.read_text(rel)
-                if text is None and fs is self:
-                    text = fs.read_text("proc/1/mountinfo")
-                mounts = parse_mountinfo(text or "", rel)
+                mounts = fs.mount_table()
             except Exception:  # noqa: BLE001 - unknown mounts: the facts that need them say so
                 continue
             for m in mounts:
@@ -200,8 +212,8 @@ class FS:
                 names = self._network_names
                 if names is None or name in names:
                     self._refuse_network((*start, name), rel)
-                links = self._list_links(start)
-                if links is not None and links.get(name, LINK) != LINK:  # listed, not a link
+                listing = self._listings.get(start) or self._listing(start)
+                if listing.__class__ is dict and listing.get(name, LINK) != LINK:  # listed, not a link
                     hit = self._resolved[rel] = (*start, name)
                     return hit
             hit = self._resolved[rel] = self._resolve(start, name, rel)
@@ -287,32 +299,47 @@ class FS:
         return None if opened is None else opened[0]
 
     def _open_sized(self, rel: str) -> tuple[int, int] | None:
+        """(fd, size) of the regular file `rel`; None if missing."""
         rel = rel.strip("/")
         parent, _, name = rel.rpartition("/")
         if name in ("", ".", ".."):
-            path = self.path(rel)
-        else:  # _leaf, inline: this runs once per file read (3,600 times a scan on a big host)
-            parts = self._components(parent) if parent else ()
-            names = self._network_names
-            if names is None or name in names:
-                self._refuse_network((*parts, name), rel)
-            path = self._prefix + "/".join(parts) + "/" + name if parts else self._prefix + name
-            listing = self._listings.get(parts)
-            if listing.__class__ is dict and listing.get(name) == REGULAR:
-                # The listing saw a regular file (d_type): no lstat; the fstat after the
-                # open catches a swap since, and O_NONBLOCK keeps a FIFO from blocking.
-                try:
-                    fd = os.open(path, _OPEN_FLAGS | os.O_NOFOLLOW)
-                    st = os.fstat(fd)
-                except (FileNotFoundError, NotADirectoryError):
-                    return None
-                except OSError as e:
-                    raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
-                if not stat.S_ISREG(st.st_mode):
-                    os.close(fd)
-                    raise FactError(f"cannot read {rel}: {_file_kind(st.st_mode)}, not a regular file")
-                return fd, st.st_size
+            return self._open_followed(rel)
+        kind, path = self._locate(parent, name, rel)
+        return self._open_plain(path, rel) if kind == REGULAR else self._open_followed(rel, path)
+
+    def _locate(self, parent: str, name: str, rel: str) -> tuple[int | None, str]:
+        """What the parent's listing says `name` is (None: not listed) and its path, the
+        parent resolved and `name` itself not followed; refused on a network mount."""
+        parts = self._components(parent) if parent else ()
+        names = self._network_names
+        if names is None or name in names:
+            self._refuse_network((*parts, name), rel)
+        listing = self._listings.get(parts)
+        kind = listing.get(name) if listing.__class__ is dict else None
+        return kind, (self._prefix + "/".join(parts) + "/" + name if parts else self._prefix + name)
+
+    @staticmethod
+    def _open_plain(path: str, rel: str) -> tuple[int, int] | None:
+        """Open a file the listing saw as regular (d_type): no lstat; the fstat after the
+        open catches a swap since, and O_NONBLOCK keeps a FIFO from blocking."""
         try:
+            fd = os.open(path, _OPEN_FLAGS | os.O_NOFOLLOW)
+            st = os.fstat(fd)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as e:
+            raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise FactError(f"cannot read {rel}: {_file_kind(st.st_mode)}, not a regular file")
+        return fd, st.st_size
+
+    def _open_followed(self, rel: str, path: str | None = None) -> tuple[int, int] | None:
+        """Open `rel` (at `path` when its parent is already resolved) after an lstat: a link
+        is followed inside the root and a device node or FIFO is never opened."""
+        try:
+            if path is None:
+                path = self.path(rel)
             st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):  # follow it here, inside the root and checked
                 path = self.path(rel)
@@ -323,39 +350,46 @@ class FS:
         except OSError as e:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
-    def _cache_key(self, rel: str) -> str:
-        """`rel`, or for a link the root-relative path it resolves to, so a file read by
-        its own name and through a link (sysctl.d/99-sysctl.conf -> ../sysctl.conf) is
-        opened once."""
-        parent, _, name = rel.strip("/").rpartition("/")
-        listing = self._listings.get(self._components(parent) if parent else ())
-        if listing.__class__ is dict and listing.get(name) == LINK:
-            try:
-                resolved = self.path(rel)
-            except (FactError, OSError):
-                return rel
-            if resolved.startswith(self._prefix):
-                return resolved[len(self._prefix):]
-        return rel
-
     def read_bytes(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> bytes | None:
-        rel = self._cache_key(rel)
-        try:
-            data = self._small[rel]
-        except KeyError:
-            data = self._read_bytes(rel, max_bytes)
-            if data is None or len(data) <= SMALL_FILE_BYTES:  # what is kept stays small
-                self._small[rel] = data
-            return data
+        data = self._small.get(rel, _UNREAD)
+        if data is _UNREAD:
+            return self._read_first(rel, max_bytes)
         if data is not None and len(data) > max_bytes:  # kept under a larger cap: as a read would say
             raise FactError(f"cannot read {rel}: larger than {max_bytes} bytes")
         return data
 
-    def _read_bytes(self, rel: str, max_bytes: int) -> bytes | None:
-        opened = self._open_sized(rel)
-        if opened is None:
-            return None
-        fd, size = opened
+    def _read_first(self, rel: str, max_bytes: int) -> bytes | None:
+        """The first read of `rel` in this scan. A link is kept under the root-relative path
+        it resolves to as well, so a file read by its own name and through a link
+        (sysctl.d/99-sysctl.conf -> ../sysctl.conf) is opened once."""
+        parent, _, name = rel.strip("/").rpartition("/")
+        if name in ("", ".", ".."):
+            opened, key = self._open_followed(rel.strip("/")), rel
+        else:
+            kind, path = self._locate(parent, name, rel)
+            if kind == REGULAR:  # the usual case: one open, one fstat, one read
+                opened, key = self._open_plain(path, rel), rel
+            else:
+                key = self._link_key(rel) if kind == LINK else rel
+                if key != rel and key in self._small:
+                    self._small[rel] = self._small[key]
+                    return self.read_bytes(rel, max_bytes)
+                opened = self._open_followed(rel, path)
+        data = None if opened is None else self._read_opened(*opened, rel, max_bytes)
+        if data is None or len(data) <= SMALL_FILE_BYTES:  # what is kept stays small
+            self._small[rel] = self._small[key] = data
+        return data
+
+    def _link_key(self, rel: str) -> str:
+        """The root-relative path the link `rel` resolves to, or `rel` when it cannot."""
+        try:
+            resolved = self.path(rel)
+        except (FactError, OSError):
+            return rel
+        return resolved[len(self._prefix):] if resolved.startswith(self._prefix) else rel
+
+    @staticmethod
+    def _read_opened(fd: int, size: int, rel: str, max_bytes: int) -> bytes:
         try:
             if 0 < size < 4096 and size < max_bytes:  # a small plain file: one read, as stat promised
                 data = os.read(fd, size + 1)
@@ -372,28 +406,27 @@ class FS:
         data = self.read_bytes(rel, max_bytes)
         return None if data is None else decode_text(data)
 
-    def iter_lines(self, rel: str, max_bytes: int):
-        """Byte lines of a big file as a stream (never held whole, never decoded here);
-        None if missing. FactError from the iterator past `max_bytes` or MAX_LINE."""
+    def iter_chunks(self, rel: str, max_bytes: int):
+        """A big file as a stream of chunks of up to 1 MiB (never held whole, never decoded
+        here); None if missing. FactError from the iterator past `max_bytes`."""
         fd = self._open(rel)
         if fd is None:
             return None
-        return self._lines(fd, rel, max_bytes)
+        return self._chunks(fd, rel, max_bytes)
 
     @staticmethod
-    def _lines(fd: int, rel: str, max_bytes: int):
-        with open(fd, "rb", buffering=1 << 20) as f:
+    def _chunks(fd: int, rel: str, max_bytes: int):
+        try:
             size = 0
-            try:
-                while line := f.readline(MAX_LINE):
-                    size += len(line)
-                    if size > max_bytes:
-                        raise FactError(f"cannot read {rel}: larger than {max_bytes} bytes")
-                    if len(line) == MAX_LINE and not line.endswith(b"\n"):
-                        raise FactError(f"cannot read {rel}: a line longer than {MAX_LINE} bytes")
-                    yield line
-            except OSError as e:
-                raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
+            while chunk := os.read(fd, 1 << 20):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise FactError(f"cannot read {rel}: larger than {max_bytes} bytes")
+                yield chunk
+        except OSError as e:
+            raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
+        finally:
+            os.close(fd)
 
     def read_required(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> str:
         text = self.read_text(rel, max_bytes)

@@ -24,7 +24,8 @@ from ..parsers.sysctl_command import find_sysctl_runs
 def _reader(name: str):
     """The fact module `name`, imported when a check first asks for its fact: a scan
     loads the readers (and parsers) its checks need, not all of them (issue 22)."""
-    return importlib.import_module(f"{__package__}.{name}")
+    module = sys.modules.get(f"{__package__}.{name}")  # per IRQ and per sysctl: skip importlib's lock
+    return module if module is not None else importlib.import_module(f"{__package__}.{name}")
 
 
 class ScanTimeout(FactError):
@@ -85,7 +86,13 @@ class Facts:
 
     @fact
     def interrupts(self):
-        return _reader("irqs").read_interrupts(self.fs)
+        """The rows of the NICs' IRQs (msi_irqs), the only ones a check reads; every row
+        when the interfaces are unreadable."""
+        try:
+            wanted = {irq for iface in self.interfaces.values() for irq in iface.msi_irqs}
+        except (FactError, ParseError):
+            wanted = None
+        return _reader("irqs").read_interrupts(self.fs, wanted)
 
     @fact
     def processes(self):

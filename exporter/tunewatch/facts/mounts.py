@@ -9,17 +9,14 @@ from __future__ import annotations
 from ..errors import ParseError
 from ..fs import FS
 from ..parsers.fstab import FstabEntry, parse_fstab
-from ..parsers.mountinfo import MountInfo, parse_mountinfo
+from ..parsers.mountinfo import MountInfo
 
 
 def read_mountinfo(fs: FS) -> list[MountInfo]:
     """The mount table; a snapshot without one knows no mounts (the NFS checks do not
-    apply), while an unreadable or garbled one raises (they are `error`)."""
-    for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
-        text = fs.read_text(rel)
-        if text is not None:
-            return parse_mountinfo(text, rel)
-    return []
+    apply), while an unreadable or garbled one raises (they are `error`). Parsed once per
+    scan: FS's network-mount guard reads the same table."""
+    return fs.mount_table()
 
 
 def read_fstab(fs: FS) -> list[FstabEntry]:

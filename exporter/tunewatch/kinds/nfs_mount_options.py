@@ -26,27 +26,34 @@ VARS_SCHEMA = {
 }
 
 
-def normalise(pairs, v: dict) -> dict[str, str]:
+def normalise(pairs, v: dict, with_defaults: bool = True) -> dict[str, str]:
     """Options as {key: value}; flags get value "" and negated flags value "off"."""
-    out = dict(v.get("defaults", {}))
+    flag_aliases, key_aliases = v.get("flag_aliases", {}), v.get("key_aliases", {})
+    negations, value_aliases = v.get("negations", {}), v.get("value_aliases", {})
+    out = dict(v.get("defaults", {})) if with_defaults else {}
     for key, value in pairs:
         if value is None:
-            key = v.get("flag_aliases", {}).get(key, key)
+            key = flag_aliases.get(key, key)
             if "=" in key:
                 key, value = key.split("=", 1)
-        key = v.get("key_aliases", {}).get(key, key)
-        if value is None and key in v.get("negations", {}):
-            out[v["negations"][key]] = "off"
+        key = key_aliases.get(key, key)
+        if value is None and key in negations:
+            out[negations[key]] = "off"
             continue
         value = "" if value is None else value
-        out[key] = v.get("value_aliases", {}).get(key, {}).get(value, value)
+        aliases = value_aliases.get(key)
+        out[key] = value if aliases is None else aliases.get(value, value)
     return out
 
 
-def _missing(have: dict[str, str], wanted: list[str], v: dict) -> list[str]:
+def _meanings(options: list[str], v: dict) -> list[tuple[str, str, str]]:
+    """(option, key, value) of each wanted option, normalised once per check."""
+    return [(option, *normalise([_pair(option)], v, with_defaults=False).popitem()) for option in options]
+
+
+def _missing(have: dict[str, str], wanted: list[tuple[str, str, str]]) -> list[str]:
     problems = []
-    for option in wanted:
-        key, value = normalise([_pair(option)], {**v, "defaults": {}}).popitem()
+    for option, key, value in wanted:
         if key not in have:
             problems.append(f"{option} missing")
         elif have[key] != value:
@@ -56,9 +63,9 @@ def _missing(have: dict[str, str], wanted: list[str], v: dict) -> list[str]:
 
 def _merged(pairs, wanted: list[str], v: dict) -> str:
     """The fstab options with every wanted option in, replacing options of the same meaning."""
-    want_keys = {next(iter(normalise([_pair(o)], {**v, "defaults": {}}))) for o in wanted}
+    want_keys = {key for _option, key, _value in _meanings(wanted, v)}
     kept = [k if val is None else f"{k}={val}" for k, val in pairs
-            if next(iter(normalise([(k, val)], {**v, "defaults": {}})), None) not in want_keys]
+            if next(iter(normalise([(k, val)], v, with_defaults=False)), None) not in want_keys]
     return ",".join(kept + wanted)
 
 
@@ -73,6 +80,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         wanted += t.vars.get("fstab_only_options", [])
         entries = t.facts.fstab
     want = ",".join(wanted)
+    meanings = _meanings(wanted, t.vars)
 
     def one(mount):
         if fstab:
@@ -86,7 +94,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             pairs, where = entry.options, f"/etc/fstab line {entry.line}"
         else:
             pairs, where = tuple(mount.mount_options) + tuple(mount.super_options), "mountinfo"
-        problems = _missing(normalise(pairs, t.vars), wanted, t.vars)
+        problems = _missing(normalise(pairs, t.vars), meanings)
         actual = ",".join(k if v is None else f"{k}={v}" for k, v in pairs)
         boot = dict(predicted=actual, source=f"configured by {where}") if fstab else {}
         if problems:

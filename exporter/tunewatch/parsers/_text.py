@@ -6,7 +6,6 @@ import re
 
 from ..errors import ParseError
 
-_UINT = re.compile(r"[0-9]{1,20}")  # ASCII only: int() would accept other scripts' digits
 _OCTAL = re.compile(r"\\([0-3][0-7]{2})")
 
 
@@ -45,14 +44,15 @@ def logical_lines(text: str, strip_continued: bool) -> list[tuple[int, str]]:
 
 
 def uint(text: str, source: str, line: int | None, what: str) -> int:
-    if not _UINT.fullmatch(text):
-        raise ParseError(source, f"{what} is not a number: {text[:40]!r}", line)
-    return int(text)
+    # ASCII digits only (int() would accept other scripts' digits), as [0-9]{1,20}
+    if len(text) <= 20 and text.isascii() and text.isdigit():
+        return int(text)
+    raise ParseError(source, f"{what} is not a number: {text[:40]!r}", line)
 
 
 def unescape_octal(text: str) -> str:
     """Decode the kernel's `\\040`-style escapes (space, tab, newline, backslash)."""
-    return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), text)
+    return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), text) if "\\" in text else text
 
 
 def split_options(field: str) -> tuple[tuple[str, str | None], ...]:

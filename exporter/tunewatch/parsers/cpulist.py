@@ -29,8 +29,29 @@ def _cpu(text: str, source: str) -> int:
     return value
 
 
+_KEPT_TEXT = 256  # lists up to this long are remembered: a host's IRQs share a few affinity lists
+_parsed: dict[str, frozenset[int] | str] = {}  # text -> CPUs, or why it is not a CPU list
+
+
 def parse_cpulist(text: str, source: str) -> frozenset[int]:
     text = text.strip()
+    if len(text) > _KEPT_TEXT:
+        return _parse(text, source)
+    kept = _parsed.get(text)
+    if kept is None:
+        try:
+            kept = _parse(text, source)
+        except ParseError as e:
+            kept = e.reason
+        if len(_parsed) >= 4096:  # bounded: a scan of 1,664 CPUs has a few hundred distinct lists
+            _parsed.clear()
+        _parsed[text] = kept
+    if kept.__class__ is str:
+        raise ParseError(source, kept)
+    return kept
+
+
+def _parse(text: str, source: str) -> frozenset[int]:
     if not text:
         return frozenset()
     if len(text) > MAX_TEXT:
@@ -66,7 +87,21 @@ def parse_cpulist(text: str, source: str) -> frozenset[int]:
     return frozenset(cpus)
 
 
+_formatted: dict[frozenset[int], str] = {}  # a host's IRQs share a few CPU sets
+
+
 def format_cpulist(cpus: Iterable[int]) -> str:
+    if cpus.__class__ is not frozenset:
+        return _format(cpus)
+    text = _formatted.get(cpus)
+    if text is None:
+        if len(_formatted) >= 4096:  # bounded, as _parsed
+            _formatted.clear()
+        text = _formatted[cpus] = _format(cpus)
+    return text
+
+
+def _format(cpus: Iterable[int]) -> str:
     ordered = sorted(set(cpus))
     parts: list[str] = []
     i = 0

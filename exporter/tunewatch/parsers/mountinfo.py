@@ -9,8 +9,6 @@ source, so every field is free of blanks and a line splits on spaces unambiguous
 
 from __future__ import annotations
 
-import re
-
 from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines, split_options, uint, unescape_octal
@@ -57,7 +55,9 @@ class MountInfo(FrozenRecord):
 
 
 def _parse_line(line: str, source: str, n: int) -> MountInfo:
-    fields = [f for f in re.split(r"[ \t]+", line) if f]
+    fields = line.replace("\t", " ").split(" ")
+    if "" in fields:  # runs of blanks
+        fields = [f for f in fields if f]
     if len(fields) < 10:
         raise ParseError(source, f"expected at least 10 fields, found {len(fields)}", n)
     try:
@@ -70,20 +70,10 @@ def _parse_line(line: str, source: str, n: int) -> MountInfo:
     major, colon, minor = fields[2].partition(":")
     if not colon:
         raise ParseError(source, f"device {fields[2][:40]!r} is not major:minor", n)
-    return MountInfo(
-        mount_id=uint(fields[0], source, n, "mount id"),
-        parent_id=uint(fields[1], source, n, "parent id"),
-        major=uint(major, source, n, "major"),
-        minor=uint(minor, source, n, "minor"),
-        root=unescape_octal(fields[3]),
-        mount_point=unescape_octal(fields[4]),
-        mount_options=split_options(fields[5]),
-        optional_fields=tuple(fields[6:sep]),
-        fstype=tail[0],
-        source=unescape_octal(tail[1]),
-        super_options=split_options(tail[2]),
-        line=n,
-    )
+    return MountInfo(uint(fields[0], source, n, "mount id"), uint(fields[1], source, n, "parent id"),
+                     uint(major, source, n, "major"), uint(minor, source, n, "minor"),
+                     unescape_octal(fields[3]), unescape_octal(fields[4]), split_options(fields[5]),
+                     tuple(fields[6:sep]), tail[0], unescape_octal(tail[1]), split_options(tail[2]), n)
 
 
 def parse_mountinfo(text: str, source: str) -> list[MountInfo]:
