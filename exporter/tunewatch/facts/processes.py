@@ -19,14 +19,12 @@ def read_process_names(fs: FS) -> dict[int, str]:
         raise FactError("process list absent: proc/ has no <pid> folders")
     if "1" not in pids:
         raise FactError("process list unreadable: proc/1 is not visible (procfs mounted with hidepid=2?)")
-    names: dict[int, str] = {}
-    for entry in pids:
-        try:
-            comm = fs.read_value(f"proc/{entry}/comm")
-        except FactError as e:
-            raise FactError(f"process list unreadable: {e} (procfs mounted with hidepid?)") from e
-        if comm is not None:  # None: the process exited while we read
-            names[int(entry)] = comm
+    try:
+        comms = fs.read_each("proc", pids, "comm")
+    except FactError as e:
+        raise FactError(f"process list unreadable: {e} (procfs mounted with hidepid?)") from e
+    # None: the process exited while we read
+    names = {int(entry): comm for entry, comm in comms.items() if comm is not None}
     if 1 not in names:
         raise FactError("process list unreadable: proc/1/comm is absent")
     return names

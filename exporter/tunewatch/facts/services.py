@@ -91,7 +91,8 @@ def _boot_unit_file(fs: FS, unit: str) -> str | None:
 
 
 def _wants_dirs(fs: FS) -> list[str]:
-    return [f"{d}/{name}" for d in BOOT_UNIT_DIRS for name in fs.listdir(d) if name.endswith((".wants", ".requires"))]
+    return fs.derived(_wants_dirs, lambda: [f"{d}/{name}" for d in BOOT_UNIT_DIRS for name in fs.listdir(d)
+                                            if name.endswith((".wants", ".requires"))])
 
 
 def _wants_entry(fs: FS, rel: str) -> bool:
@@ -106,6 +107,11 @@ def _wants_entry(fs: FS, rel: str) -> bool:
 
 
 def read_unit_state(fs: FS, unit: str) -> UnitState:
+    """What the next boot does with `unit` (once per scan: several checks ask of tuned)."""
+    return fs.derived((read_unit_state, unit), lambda: _unit_state(fs, unit))
+
+
+def _unit_state(fs: FS, unit: str) -> UnitState:
     at_boot = _boot_unit_file(fs, unit)
     now = _first(fs, unit, UNIT_DIRS)
     masked = _is_mask(fs, at_boot)
