@@ -199,16 +199,17 @@ def _timed_out(sel: SelectedCheck, timeout: float) -> CheckResult:
 
 def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: list[Waiver] | None = None,
          today: dt.date | None = None, timeout: float | None = None,
-         on_result: Callable[[CheckResult], None] | None = None) -> ScanResult:
+         on_result: Callable[[CheckResult], None] | None = None, host_mountinfo: bytes | None = None) -> ScanResult:
     """Evaluate every selected check in this thread. With `timeout` (seconds) no fact is
     read after the deadline: checks that still need one get an `error` result saying the
-    scan timed out. `on_result` sees each check's result as soon as it is decided."""
+    scan timed out. `on_result` sees each check's result as soon as it is decided.
+    `host_mountinfo`: the scanning host's /proc/self/mountinfo, already read this scan."""
     from .facts.context import Facts  # here, not at import: every fact reader and parser comes with it
     from .fs import FS
 
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
-    facts = Facts(FS(root), _module_params(profile), deadline, content.defaults)
+    facts = Facts(FS(root, host_mountinfo), _module_params(profile), deadline, content.defaults)
     results = []
     for sel in profile.checks:
         result = evaluate_check(sel, facts, profile.scope)
@@ -246,12 +247,13 @@ def _send(fd: int, item) -> None:
 
 
 def _scan_here(content: Content, profile: ResolvedProfile, root: str, waivers: list[Waiver] | None,
-               today: dt.date | None, timeout: float) -> ScanResult:
+               today: dt.date | None, timeout: float, host_mountinfo: bytes | None = None) -> ScanResult:
     """scan() in this process, a crash reported as the watchdog's child reports one."""
     started, t0 = time.time(), time.perf_counter()
     results: list[CheckResult] = []
     try:
-        return scan(content, profile, root, waivers, today, timeout, on_result=results.append)
+        return scan(content, profile, root, waivers, today, timeout, on_result=results.append,
+                    host_mountinfo=host_mountinfo)
     except (Exception, SystemExit) as e:  # noqa: BLE001 - as the child's exit: what is missing says why
         why = f"the scan ended without deciding it ({type(e).__name__}: {e})"
         results += [_failed(sel, why) for sel in profile.checks[len(results):]]
@@ -274,10 +276,11 @@ def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "
     above the root are all local in-kernel file systems, as on most hosts) scan() runs
     here, with the same deadline, the same results and `timed_out` False: the fork, the
     pickling and the reaping cost ~20 ms of a CLI scan (issue 22)."""
-    from .hangsafe import needs_watchdog
+    from . import hangsafe
 
-    if not needs_watchdog(root):
-        return _scan_here(content, profile, root, waivers, today, timeout)
+    mountinfo = hangsafe.read_host_mountinfo()
+    if not hangsafe.needs_watchdog(root, mountinfo):
+        return _scan_here(content, profile, root, waivers, today, timeout, mountinfo)
     import pickle  # the fork path only
     import select
     import signal

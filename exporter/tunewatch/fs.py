@@ -127,9 +127,12 @@ def decode_text(data: bytes) -> str:
 
 
 class FS:
-    def __init__(self, root: str = "/"):
+    def __init__(self, root: str = "/", host_mountinfo: bytes | None = None):
+        """`host_mountinfo`: the bytes of this host's /proc/self/mountinfo when the caller
+        has read them already (hangsafe): taken as read, not read again."""
         self.root = os.path.abspath(root)
         self.live = self.root == "/"
+        self._host_mountinfo = host_mountinfo
         self._prefix = self.root.rstrip("/") + "/"
         self._resolved: dict[str, tuple[str, ...]] = {}
         # directory -> {entry: LINK, REGULAR or OTHER} from one scandir, or the OSError it
@@ -138,6 +141,8 @@ class FS:
         # small files read once per scan (rel -> bytes, None when missing): a value that two
         # facts need (numa_node, operstate, mountinfo) is opened once
         self._small: dict[str, bytes | None] = {}
+        if self.live and host_mountinfo is not None:
+            self._small["proc/self/mountinfo"] = host_mountinfo
         self._mounts: list | None = None  # mount_table(), parsed once
         self._derived: dict = {}  # derived(): values computed from several files, once per scan
         self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
@@ -186,7 +191,7 @@ class FS:
         found: dict[str, str] = {}
         tables = [(self, "")]
         if not self.live:  # a snapshot directory may itself hold a live host's network mounts
-            host = FS("/")
+            host = FS("/", self._host_mountinfo)
             host._network = {}
             tables.append((host, os.path.realpath(self.root)))
         for fs, under in tables:

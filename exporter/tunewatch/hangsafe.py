@@ -35,14 +35,28 @@ def _under(path: str, prefix: str) -> bool:
     return prefix == "/" or path == prefix or path.startswith(prefix + "/")
 
 
-def needs_watchdog(root: str) -> bool:
-    """True unless every mount the scan of `root` can reach is of a LOCAL_FSTYPES type."""
-    from .parsers.mountinfo import parse_mountinfo  # the scan imports it anyway (fs.FS)
+def read_host_mountinfo() -> bytes | None:
+    """The scanning host's mount table as bytes, or None when it cannot be read. The
+    in-process scan gets these bytes too (engine.scan `host_mountinfo`): the file is read
+    once per scan, not once here and once by fs.FS."""
+    from .fs import TEXT_MAX_BYTES, read_regular_file
 
     try:
-        with open(MOUNTINFO, encoding="utf-8", errors="surrogateescape") as f:
-            mounts = parse_mountinfo(f.read(), MOUNTINFO)
+        return read_regular_file(MOUNTINFO, TEXT_MAX_BYTES)
     except Exception:  # noqa: BLE001 - unknown mounts: keep the watchdog
+        return None
+
+
+def needs_watchdog(root: str, mountinfo: bytes | None = None) -> bool:
+    """True unless every mount the scan of `root` can reach is of a LOCAL_FSTYPES type.
+    `mountinfo`: read_host_mountinfo(), read here when not given."""
+    from .parsers.mountinfo import parse_mountinfo  # the scan imports it anyway (fs.FS)
+
+    if mountinfo is None:
+        mountinfo = read_host_mountinfo()
+    try:  # surrogateescape: a mount point that is not UTF-8 still compares with realpath()
+        mounts = parse_mountinfo(mountinfo.decode("utf-8", "surrogateescape"), MOUNTINFO)
+    except Exception:  # noqa: BLE001 - unknown (or unreadable: None) mounts: keep the watchdog
         return True
     if not mounts:
         return True

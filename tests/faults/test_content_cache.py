@@ -86,7 +86,7 @@ def test_a_passed_deadline_makes_checks_that_need_facts_errors():
 
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "in-process"])
 def test_watchdog_returns_every_check_in_time(monkeypatch, fork):
-    monkeypatch.setattr(hangsafe, "needs_watchdog", lambda root: fork)
+    monkeypatch.setattr(hangsafe, "needs_watchdog", lambda root, mountinfo=None: fork)
     content = Content()
     profile = content.resolve("azure-sap-hana")
     result = engine.scan_with_watchdog(content, profile, EXAMPLE, timeout=60)
@@ -98,7 +98,7 @@ def test_watchdog_returns_every_check_in_time(monkeypatch, fork):
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "in-process"])
 def test_watchdog_reports_a_crashed_scan_as_such(monkeypatch, fork):
     """Not every missing result is a timeout: a scan process that dies says so."""
-    monkeypatch.setattr(hangsafe, "needs_watchdog", lambda root: fork)
+    monkeypatch.setattr(hangsafe, "needs_watchdog", lambda root, mountinfo=None: fork)
     content = Content()
     profile = content.resolve("azure-sap-hana")
 

@@ -85,3 +85,22 @@ def test_local_types_are_never_network_types():
     assert not hangsafe.LOCAL_FSTYPES & NETWORK_FSTYPES
     assert "autofs" not in hangsafe.LOCAL_FSTYPES and not any(t.startswith(("fuse.", "nfs"))
                                                                for t in hangsafe.LOCAL_FSTYPES)
+
+
+def test_the_in_process_scan_reads_the_host_mount_table_once(tmp_path, monkeypatch, forks):
+    """hangsafe reads the host's mountinfo to choose; the scan's network-mount guard takes
+    those bytes instead of opening /proc/self/mountinfo again (issue 22: no file twice)."""
+    from tunewatch import fs
+
+    info = _mountinfo(tmp_path, [("/", "ext4"), ("/proc", "proc")])
+    opened = []
+    real = os.open
+
+    def counting(path, *args, **kwargs):
+        if str(path).endswith("mountinfo") and not str(path).startswith(os.path.realpath(EXAMPLE)):
+            opened.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(fs.os, "open", counting)
+    assert _scan_counts(monkeypatch, forks, info) == 0
+    assert opened == [info]
