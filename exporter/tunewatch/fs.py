@@ -7,7 +7,9 @@ host, a snapshot directory otherwise. Three promises hold for every path, live o
   symlink, absolute targets against the root, `..` never above it), so a snapshot cannot
   make tunewatch read the scanning host and no spelling of a path gets around the checks.
   Directories are resolved once per scan (cached); a file's own name costs no extra call
-  (its lstat tells whether it is a link).
+  (its directory's listing, or its lstat, tells whether it is a link). One view per scan:
+  each directory is listed once, and a name its listing lacks is absent for the rest of
+  the scan (no lstat, no readlink, no open); each file is opened once (small ones kept).
 - Never on a network file system. The mount table is the root's own proc/self/mountinfo
   (plus, for a snapshot, the scanning host's network mounts below the snapshot directory);
   a path that reaches a mount point of a type in NETWORK_FSTYPES raises FactError before
@@ -15,7 +17,7 @@ host, a snapshot directory otherwise. Three promises hold for every path, live o
   hang a scan. The root mount itself is never refused (a diskless host boots from NFS).
 - Only regular files are read, up to a size cap that fits the kind of file: a FIFO, a
   device node or a socket is an error, never opened (opening some devices has effects),
-  and nothing is read without a bound.
+  and nothing is read without a bound (fileio.py).
 """
 
 from __future__ import annotations
@@ -26,84 +28,14 @@ import stat
 from collections import deque
 
 from .errors import FactError
+from .fileio import (INTERRUPTS_MAX_BYTES, OPEN_FLAGS, TEXT_MAX_BYTES, VALUE_MAX_BYTES, decode_text, file_kind,
+                     open_checked, read_fd, read_regular_file)
+from .netmounts import NETWORK_FSTYPES, is_network_fstype, network_mount_points
+
+__all__ = ["FS", "NETWORK_FSTYPES", "is_network_fstype", "INTERRUPTS_MAX_BYTES", "TEXT_MAX_BYTES", "VALUE_MAX_BYTES",
+           "SMALL_FILE_BYTES", "decode_text", "read_fd", "read_regular_file"]
 
 _MAX_LINK_HOPS = 40
-
-# Network (and cluster) file systems, matched on the fstype field of mountinfo. `nfs*`
-# covers nfs, nfs4 (not nfsd, the local server's control fs). FUSE file systems are named
-# `fuse.<subtype>`: only subtypes that talk to a server are listed, because lxcfs
-# (`fuse.lxcfs`) serves /proc/stat and friends inside containers and is local.
-NETWORK_FSTYPES = frozenset({
-    "nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "ceph", "glusterfs", "9p", "afs", "coda", "lustre", "gpfs",
-    "beegfs", "orangefs", "pvfs2", "ocfs2", "gfs2", "davfs",
-    "fuse.sshfs", "fuse.glusterfs", "fuse.ceph", "fuse.ceph-fuse", "fuse.cephfs", "fuse.s3fs", "fuse.rclone",
-    "fuse.gcsfuse", "fuse.blobfuse", "fuse.blobfuse2", "fuse.goofys", "fuse.juicefs", "fuse.mfs", "fuse.davfs2",
-    "fuse.lizardfs", "fuse.beegfs", "fuseblk.sshfs"})
-
-# Size caps per kind of file (bytes). A sysfs/procfs value is one short line; config
-# files and tables are small; /proc/interrupts grows with CPUs x IRQs (66 MB at 1,664
-# CPUs) and is read as a stream, never held whole.
-VALUE_MAX_BYTES = 256 << 10
-TEXT_MAX_BYTES = 16 << 20
-INTERRUPTS_MAX_BYTES = 512 << 20
-
-
-def is_network_fstype(fstype: str) -> bool:
-    return fstype in NETWORK_FSTYPES or (fstype.startswith("nfs") and fstype != "nfsd")
-
-
-def _file_kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-def _open_checked(path: str, st: os.stat_result, what: str, flags: int) -> int:
-    """Open `path` whose stat is `st` only if it is a regular file: a FIFO or a device node
-    is never opened (opening some devices has effects); O_NONBLOCK and fstat catch a swap."""
-    if not stat.S_ISREG(st.st_mode):
-        raise FactError(f"cannot read {what}: {_file_kind(st.st_mode)}, not a regular file")
-    fd = os.open(path, _OPEN_FLAGS | flags)
-    if os.fstat(fd).st_ino != st.st_ino:  # swapped since the lstat: check the new one
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            os.close(fd)
-            raise FactError(f"cannot read {what}: {_file_kind(mode)}, not a regular file")
-    return fd
-
-
-def read_fd(fd: int, max_bytes: int, what: str, size_hint: int = 0) -> bytes:
-    """Up to `max_bytes` from `fd` (closed afterwards); FactError when there is more.
-    `size_hint`: the size stat reported; a first read of exactly that many bytes from a
-    file that is not a kernel pseudo-file (those report 0 or 4096) ends the read."""
-    try:
-        chunks, size = [], 0
-        first = min(max(size_hint + 1, 1 << 12), 1 << 16)
-        while True:  # small reads: procfs and sysfs return a page or a record at a time
-            chunk = os.read(fd, 1 << 16 if size else first)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > max_bytes:
-                raise FactError(f"cannot read {what}: larger than {max_bytes} bytes")
-            chunks.append(chunk)
-            if size == size_hint and size_hint != 4096 and len(chunks) == 1:
-                break  # all stat promised; saves the read that would return nothing
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def read_regular_file(path: str, max_bytes: int) -> bytes:
-    """A user or content file (not under a root; links followed): regular, bounded.
-    OSError as os raises it; FactError when not a regular file or too large."""
-    return read_fd(_open_checked(path, os.stat(path), path, 0), max_bytes, path)
-
 
 LINK, REGULAR, OTHER = 1, 2, 3  # entry types a directory listing keeps
 ABSENT = 0  # a name the listing of its directory, taken earlier in this scan, lacks
@@ -116,14 +48,6 @@ def _entry_type(entry: os.DirEntry) -> int:
     if entry.is_symlink():
         return LINK
     return REGULAR if entry.is_file(follow_symlinks=False) else OTHER
-
-
-def decode_text(data: bytes) -> str:
-    """As open(..., errors="replace") in text mode would: UTF-8, universal newlines."""
-    text = data.decode("utf-8", errors="replace")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
 
 
 class FS:
@@ -188,29 +112,11 @@ class FS:
         return self._mounts
 
     def _load_network_mounts(self) -> dict[str, str]:
-        found: dict[str, str] = {}
-        tables = [(self, "")]
+        host = None
         if not self.live:  # a snapshot directory may itself hold a live host's network mounts
             host = FS("/", self._host_mountinfo)
             host._network = {}
-            tables.append((host, os.path.realpath(self.root)))
-        for fs, under in tables:
-            try:
-                mounts = fs.mount_table()
-            except Exception:  # noqa: BLE001 - unknown mounts: the facts that need them say so
-                continue
-            for m in mounts:
-                if not is_network_fstype(m.fstype):
-                    continue
-                point = m.mount_point
-                if under:
-                    if not point.startswith(under.rstrip("/") + "/"):
-                        continue  # outside the snapshot, or the snapshot itself is on it
-                    point = point[len(under):]
-                point = "/".join(p for p in point.split("/") if p)
-                if point:  # the root mount is never refused
-                    found[point] = m.fstype
-        return found
+        return network_mount_points(self, host)
 
     # -- path resolution -------------------------------------------------------------
     def path(self, rel: str) -> str:
@@ -341,7 +247,7 @@ class FS:
         """Open a file the listing saw as regular (d_type): no lstat; the fstat after the
         open catches a swap since, and O_NONBLOCK keeps a FIFO from blocking."""
         try:
-            fd = os.open(path, _OPEN_FLAGS | os.O_NOFOLLOW)
+            fd = os.open(path, OPEN_FLAGS | os.O_NOFOLLOW)
             st = os.fstat(fd)
         except (FileNotFoundError, NotADirectoryError):
             return None
@@ -349,7 +255,7 @@ class FS:
             raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)
-            raise FactError(f"cannot read {rel}: {_file_kind(st.st_mode)}, not a regular file")
+            raise FactError(f"cannot read {rel}: {file_kind(st.st_mode)}, not a regular file")
         return fd, st.st_size
 
     def _open_followed(self, rel: str, path: str | None = None) -> tuple[int, int] | None:
@@ -362,7 +268,7 @@ class FS:
             if stat.S_ISLNK(st.st_mode):  # follow it here, inside the root and checked
                 path = self.path(rel)
                 st = os.lstat(path)
-            return _open_checked(path, st, rel, os.O_NOFOLLOW), st.st_size
+            return open_checked(path, st, rel, os.O_NOFOLLOW), st.st_size
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
@@ -482,7 +388,7 @@ class FS:
                 if stat.S_ISLNK(st.st_mode):
                     out[name] = self.read_value(rel)
                     continue
-                fd = _open_checked(path, st, rel, os.O_NOFOLLOW)
+                fd = open_checked(path, st, rel, os.O_NOFOLLOW)
             except (FileNotFoundError, NotADirectoryError):
                 out[name] = None
                 continue
