@@ -32,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def _module(name: str, path: str):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses look their module up there (bench_load's @dataclass)
     spec.loader.exec_module(mod)
     return mod
 
