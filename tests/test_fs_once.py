@@ -90,3 +90,33 @@ def test_small_file_kept_per_fs_and_caps_still_hold(monkeypatch, tmp_path):
     assert opened["value"] == 1
     assert opened["big"] == 2  # larger files are not kept: memory stays bounded
     assert fs.FS(str(tmp_path)).read_value("value") == "1500"  # a new scan reads afresh
+
+
+def test_read_each_reads_as_read_value(tmp_path):
+    """FS.read_each (proc/<pid>/comm in one loop) answers what read_value answers for each
+    name: a plain folder, a folder link (resolved inside the root), a missing file, a name
+    the listing lacks; a FIFO is an error, never opened."""
+    proc = tmp_path / "proc"
+    for pid, comm in (("1", "systemd\n"), ("22", "irqbalance\n"), ("7", None)):
+        (proc / pid).mkdir(parents=True)
+        if comm:
+            (proc / pid / "comm").write_text(comm)
+    os.symlink("22", proc / "33")
+    names = ["1", "22", "33", "7", "404"]
+    expected = {n: fs.FS(str(tmp_path)).read_value(f"proc/{n}/comm") for n in names}
+    assert expected == {"1": "systemd", "22": "irqbalance", "33": "irqbalance", "7": None, "404": None}
+    assert fs.FS(str(tmp_path)).read_each("proc", names, "comm") == expected
+    os.mkfifo(proc / "7" / "comm")
+    with pytest.raises(fs.FactError, match="FIFO"):
+        fs.FS(str(tmp_path)).read_each("proc", names, "comm")
+
+
+def test_a_name_the_listing_lacks_is_absent_for_the_scan(tmp_path):
+    """One view per scan: once a directory is listed, a file created in it afterwards is
+    not seen by the same FS (no second lookup), and is by the next scan's FS."""
+    (tmp_path / "etc").mkdir()
+    tree = fs.FS(str(tmp_path))
+    assert tree.listdir("etc") == []
+    (tmp_path / "etc" / "late.conf").write_text("x\n")
+    assert not tree.exists("etc/late.conf") and tree.read_text("etc/late.conf") is None
+    assert fs.FS(str(tmp_path)).read_text("etc/late.conf") == "x\n"

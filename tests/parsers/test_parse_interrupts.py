@@ -155,3 +155,35 @@ def test_streamed_file_reads_like_text(tmp_path):
     (tmp_path / "proc" / "interrupts").write_text(AZURE.replace("\r\n", "\n"))
     streamed = read_interrupts(FS(str(tmp_path)))
     assert streamed == parse_interrupts(AZURE, "proc/interrupts")
+
+
+def test_only_the_wanted_rows_are_parsed(tmp_path):
+    """The scan asks for the NICs' IRQs only (Facts.interrupts passes their msi_irqs): a
+    garbled row of another IRQ is not read, a garbled wanted row is still an error, and the
+    rows read are what the whole parse gives for them, however the file is chunked."""
+    from tunewatch.facts.irqs import read_interrupts
+    from tunewatch.fs import FS
+
+    garbled = AZURE.replace("  9:          0", "  9:         0x", 1)
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "interrupts").write_text(garbled)
+    with pytest.raises(ParseError) as e:
+        parse_interrupts(garbled, "proc/interrupts")
+    assert e.value.line == 3
+    wanted = read_interrupts(FS(str(tmp_path)), {24, 25, 30})
+    whole = parse_interrupts(AZURE, "proc/interrupts")
+    assert wanted.irqs == {irq: whole.irqs[irq] for irq in (24, 25, 30)} and wanted.cpus == 4
+    with pytest.raises(ParseError):
+        read_interrupts(FS(str(tmp_path)), {9, 24})
+
+
+def test_rows_split_across_chunks():
+    from tunewatch.parsers.interrupts import parse_interrupt_lines, stream_rows
+
+    data = ("\ufeff" + AZURE).encode()
+    for size in (1, 7, 64, len(data)):
+        chunks = [data[i:i + size] for i in range(0, len(data), size)]
+        for wanted in (None, {16, 26}):
+            got = parse_interrupt_lines(stream_rows(chunks, "p", wanted), "p", wanted)
+            whole = parse_interrupts(AZURE, "p")
+            assert got.irqs == ({k: whole.irqs[k] for k in wanted} if wanted else whole.irqs), (size, wanted)
