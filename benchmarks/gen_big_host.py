@@ -169,6 +169,6 @@ def build(directory: str, ncpu: int = NCPU) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3):
+    if len(sys.argv) not in (2, 3) or sys.argv[1].startswith("-"):  # not a host written to ./--help
         sys.exit("usage: gen_big_host.py DIR [NCPU]")
     print(build(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else NCPU))
