@@ -67,7 +67,6 @@ class FS:
         self._small: dict[str, bytes | None] = {}
         if self.live and host_mountinfo is not None:
             self._small["proc/self/mountinfo"] = host_mountinfo
-        self._mounts: list | None = None  # mount_table(), parsed once
         self._derived: dict = {}  # derived(): values computed from several files, once per scan
         self._network: dict[str, str] | None = None  # root-relative mount point -> fstype
         self._network_names: frozenset[str] | None = None  # last components of those mount points
@@ -99,17 +98,16 @@ class FS:
         """The root's mount table (proc/self/mountinfo, else proc/1/mountinfo) as
         parsers.mountinfo parses it, once per FS; [] when the root has neither. The
         network-mount guard and the mount facts share it. ParseError when garbled."""
-        if self._mounts is None:
-            from .parsers.mountinfo import parse_mountinfo  # here: parsers import errors only
+        return self.derived("mount_table", self._parse_mount_table)
 
-            mounts: list = []
-            for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
-                text = self.read_text(rel)
-                if text is not None:
-                    mounts = parse_mountinfo(text, rel)
-                    break
-            self._mounts = mounts
-        return self._mounts
+    def _parse_mount_table(self) -> list:
+        from .parsers.mountinfo import parse_mountinfo  # here: parsers import errors only
+
+        for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
+            text = self.read_text(rel)
+            if text is not None:
+                return parse_mountinfo(text, rel)
+        return []
 
     def _load_network_mounts(self) -> dict[str, str]:
         host = None
@@ -224,7 +222,11 @@ class FS:
         parent, _, name = rel.rpartition("/")
         if name in ("", ".", ".."):
             return self._open_followed(rel)
-        kind, path = self._locate(parent, name, rel)
+        return self._open_located(*self._locate(parent, name, rel), rel)
+
+    def _open_located(self, kind: int | None, path: str, rel: str) -> tuple[int, int] | None:
+        """Open what _locate() found: nothing when the listing lacks it, a listed regular
+        file without an lstat, anything else (a link, not listed) after one."""
         if kind == ABSENT:
             return None
         return self._open_plain(path, rel) if kind == REGULAR else self._open_followed(rel, path)
@@ -291,16 +293,11 @@ class FS:
             opened, key = self._open_followed(rel.strip("/")), rel
         else:
             kind, path = self._locate(parent, name, rel)
-            if kind == REGULAR:  # the usual case: one open, one fstat, one read
-                opened, key = self._open_plain(path, rel), rel
-            elif kind == ABSENT:
-                opened, key = None, rel
-            else:
-                key = self._link_key(rel) if kind == LINK else rel
-                if key != rel and key in self._small:
-                    self._small[rel] = self._small[key]
-                    return self.read_bytes(rel, max_bytes)
-                opened = self._open_followed(rel, path)
+            key = self._link_key(rel) if kind == LINK else rel
+            if key != rel and key in self._small:  # read already through its own name
+                self._small[rel] = self._small[key]
+                return self.read_bytes(rel, max_bytes)
+            opened = self._open_located(kind, path, rel)
         data = None if opened is None else self._read_opened(*opened, rel, max_bytes)
         if data is None or len(data) <= SMALL_FILE_BYTES:  # what is kept stays small
             self._small[rel] = self._small[key] = data
@@ -382,19 +379,9 @@ class FS:
             if listing.get(name) != OTHER or (mounted and (name in mounted or leaf in mounted)):
                 out[name] = self.read_value(rel)
                 continue
-            path = base + name + "/" + leaf
-            try:
-                st = os.lstat(path)
-                if stat.S_ISLNK(st.st_mode):
-                    out[name] = self.read_value(rel)
-                    continue
-                fd = open_checked(path, st, rel, os.O_NOFOLLOW)
-            except (FileNotFoundError, NotADirectoryError):
-                out[name] = None
-                continue
-            except OSError as e:
-                raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
-            out[name] = decode_text(self._read_opened(fd, st.st_size, rel, VALUE_MAX_BYTES)).strip()
+            opened = self._open_followed(rel, base + name + "/" + leaf)  # lstat first: no device is opened
+            text = None if opened is None else decode_text(self._read_opened(*opened, rel, VALUE_MAX_BYTES))
+            out[name] = None if text is None else text.strip()
         return out
 
     def exists(self, rel: str) -> bool:

@@ -47,12 +47,16 @@ def read_host_mountinfo() -> bytes | None:
         return None
 
 
-def needs_watchdog(root: str, mountinfo: bytes | None = None) -> bool:
+_UNREAD = object()
+
+
+def needs_watchdog(root: str, mountinfo: bytes | None = _UNREAD) -> bool:  # type: ignore[assignment]
     """True unless every mount the scan of `root` can reach is of a LOCAL_FSTYPES type.
-    `mountinfo`: read_host_mountinfo(), read here when not given."""
+    `mountinfo`: what read_host_mountinfo() returned (None: unreadable), read here when
+    not given."""
     from .parsers.mountinfo import parse_mountinfo  # the scan imports it anyway (fs.FS)
 
-    if mountinfo is None:
+    if mountinfo is _UNREAD:
         mountinfo = read_host_mountinfo()
     try:  # surrogateescape: a mount point that is not UTF-8 still compares with realpath()
         mounts = parse_mountinfo(mountinfo.decode("utf-8", "surrogateescape"), MOUNTINFO)

@@ -184,6 +184,6 @@ def test_rows_split_across_chunks():
     for size in (1, 7, 64, len(data)):
         chunks = [data[i:i + size] for i in range(0, len(data), size)]
         for wanted in (None, {16, 26}):
-            got = parse_interrupt_lines(stream_rows(chunks, "p", wanted), "p", wanted)
+            got = parse_interrupt_lines(stream_rows(chunks, "p", wanted), "p")
             whole = parse_interrupts(AZURE, "p")
             assert got.irqs == ({k: whole.irqs[k] for k in wanted} if wanted else whole.irqs), (size, wanted)

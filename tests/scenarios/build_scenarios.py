@@ -1623,6 +1623,17 @@ def irq_scn(kind, name, check, desc, *, host=None, meta=None, **kw) -> Root:
     return r
 
 
+def garble_count(r: Root, irq: int) -> None:
+    """IRQ `irq`'s first count in proc/interrupts gets a `9x` in front: not a number."""
+    with open(os.path.join(r.path, "proc/interrupts")) as f:
+        lines = f.read().splitlines(keepends=True)
+    for k, line in enumerate(lines):
+        if line.lstrip().startswith(f"{irq}:"):
+            label, rest = line.split(":", 1)
+            lines[k] = label + ":" + re.sub(r"[0-9]+", lambda m: "9x" + m.group(), rest, count=1)
+    r.write("proc/interrupts", "".join(lines))
+
+
 def mlx4_host(r: Root) -> None:
     """mlx4 VF: `mlx4-async@pci:<bdf>` control, `mlx4-<n>@<bdf>` data; msi_irqs 30 has no proc/irq entry."""
     azure_host(r, kernel="4.12.14-122.37-default", os_key="sles12sp5")
@@ -1771,6 +1782,10 @@ def _irq_affinity():
             meta={"profile": "azure-sas-grid-anf", "objects": {"enP1s1/irq25": "fail"}})
     r = irq_scn(K, "garbage_proc_interrupts.error", C, "proc/interrupts is not text from the kernel")
     r.write("proc/interrupts", "\x7fELF\x02\x01\x01\x00garbage\n\x00\x00\x00\n")
+    r = irq_scn(K, "garbled_row_of_another_irq.pass", C,
+                "IRQ 1 (not the NIC's: not in its msi_irqs) has a count that is not a number; the NIC's rows "
+                "are whole, so its IRQs are judged", meta={"objects": {"enP1s1/irq25": "pass"}})
+    garble_count(r, 1)
     r = irq_scn(K, "proc_interrupts_empty.error", C, "proc/interrupts is an empty file (a failed copy)")
     r.write("proc/interrupts", "")
     r = irq_scn(K, "proc_interrupts_cut_in_header.error", C, "proc/interrupts truncated inside the CPU header")
@@ -1804,13 +1819,7 @@ def _irq_spread():
     irq_scn(K, "virtio_net_config_excluded.pass", C, "virtio1-config spans all CPUs but is control",
             host=virtio_host, meta={"scope": VIRTIO_SCOPE})
     r = irq_scn(K, "garbage_proc_interrupts.error", C, "proc/interrupts has a count that is not a number")
-    with open(os.path.join(r.path, "proc/interrupts")) as f:
-        lines = f.read().splitlines(keepends=True)
-    for k, line in enumerate(lines):
-        if line.lstrip().startswith("25:"):
-            label, rest = line.split(":", 1)
-            lines[k] = label + ":" + re.sub(r"[0-9]+", lambda m: "9x" + m.group(), rest, count=1)
-    r.write("proc/interrupts", "".join(lines))
+    garble_count(r, 25)
 
 
 PIN_SCRIPT = """#!/bin/bash

@@ -32,7 +32,7 @@ def read_interrupts(fs: FS, wanted: Container[int] | None = None) -> Interrupts:
     chunks = fs.iter_chunks("proc/interrupts", INTERRUPTS_MAX_BYTES)
     if chunks is None:
         raise FactError(f"proc/interrupts does not exist under {fs.root}")
-    return parse_interrupt_lines(stream_rows(chunks, "proc/interrupts", wanted), "proc/interrupts", wanted)
+    return parse_interrupt_lines(stream_rows(chunks, "proc/interrupts", wanted), "proc/interrupts")
 
 
 def read_affinity(fs: FS, irq: int) -> IrqAffinity | None:

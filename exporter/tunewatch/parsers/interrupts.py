@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from .._lazyre import lazy
 from .._record import FrozenRecord
-from ..errors import FactError, ParseError
+from ..errors import ParseError
 from ._text import lines
 
 _CPU = re.compile(r"CPU[0-9]+")
@@ -100,12 +100,10 @@ class _Grid:
         return rest[width + 1:]
 
 
-def parse_interrupt_lines(numbered: Iterable[tuple[int, bytes]], source: str,
-                          wanted: Container[int] | None = None) -> Interrupts:
+def parse_interrupt_lines(numbered: Iterable[tuple[int, bytes]], source: str) -> Interrupts:
     """IRQ number -> chip and action names from (line number, line bytes) pairs, one pass;
     the per-CPU counts are checked but not kept (nothing uses them), and only the text
-    after them is decoded. With `wanted`, only those IRQs' rows are parsed (and checked):
-    the scan asks for the NICs' IRQs, a quarter of the rows on a big host."""
+    after them is decoded. stream_rows() leaves out the rows nobody asked for."""
     it = iter(numbered)
     for n, header in it:
         if header.strip():
@@ -126,8 +124,6 @@ def parse_interrupt_lines(numbered: Iterable[tuple[int, bytes]], source: str,
         if not (label.isdigit() and len(label) <= 20):
             continue  # blank lines and the named per-CPU counters (NMI, LOC, ERR)
         irq = int(label)
-        if wanted is not None and irq not in wanted:
-            continue
         rest = line[colon + 1:]
         tail = grid.tail(rest)
         text = tail.decode("utf-8", "replace") if tail is not None else \
@@ -165,7 +161,7 @@ def stream_rows(chunks: Iterable[bytes], source: str, wanted: Container[int] | N
             pos = nl + 1
         pending = buf[pos:]
         if len(pending) > MAX_LINE:
-            raise FactError(f"cannot read {source}: a line longer than {MAX_LINE} bytes")
+            raise ParseError(source, f"a line longer than {MAX_LINE} bytes", n + 1)
     if pending:
         yield n + 1, _row(pending, n + 1)
 
