@@ -67,11 +67,18 @@ def run_with_deadline(fn: Callable[[], T], timeout: float, what: str) -> T:
     thread.start()
     thread.join(timeout)
     if thread.is_alive():
-        raise FactError(f"{what}: no answer within the timeout of {timeout:g}s (vCenter hanging or "
-                        "unreachable; `timeout` in --vsphere.config)")
+        raise FactError(f"{what}: {_no_answer(timeout)}")
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
+
+
+def _no_answer(timeout: float) -> str:
+    """One text for a timeout, whichever fires first: the socket's own timeout (equal to the
+    deadline, per operation) or the deadline of the whole exchange. They race when one
+    operation takes the whole budget."""
+    return (f"no answer within the timeout of {timeout:g}s (vCenter hanging or unreachable; `timeout` in "
+            "--vsphere.config)")
 
 
 def _ssl_context(cfg: VsphereConfig) -> ssl.SSLContext:
@@ -95,7 +102,7 @@ def _explain(cfg: VsphereConfig, e: BaseException) -> FactError:
     if isinstance(e, ConnectionRefusedError):
         return FactError(f"{where}: connection refused (vCenter down or wrong port)")
     if isinstance(e, (socket.timeout, TimeoutError)):
-        return FactError(f"{where}: no answer within the timeout of {cfg.timeout:g}s")
+        return FactError(f"{where}: {_no_answer(cfg.timeout)}")
     if isinstance(e, OSError):
         return FactError(f"{where}: cannot connect: {e.strerror or e}")
     name = type(e).__name__
