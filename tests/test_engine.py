@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tunewatch import cli, engine, kinds
-from tunewatch.content import Content, Waiver
+from tunewatch.content import Content
+from tunewatch.waivers import Waiver
 from tunewatch.facts.context import Facts
 from tunewatch.fs import FS
 from tunewatch.kinds.base import ERROR, FAIL, NOTAPPLICABLE, PASS, STATUSES, WAIVED, worst

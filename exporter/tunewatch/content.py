@@ -17,18 +17,17 @@ from __future__ import annotations
 
 import copy
 import json
-import marshal
 import os
 
 from . import __version__, kinds
 from ._record import Record
-from .errors import ContentError, FactError
+from .errors import ContentError
 from .sources import load_sources, resolve_all, sources_path
-from .yamlsrc import MAX_BYTES, Document, load_yaml, validate
+from .yamlsrc import Document, load_schemas, load_yaml, validate
 
-TYPE_CHECKING = False  # annotations are strings; datetime is imported where waivers are read
+TYPE_CHECKING = False  # annotations are strings
 if TYPE_CHECKING:
-    import datetime as dt
+    from .waivers import Waiver
 
 CACHE_FORMAT = 4  # 2: checks/defaults; 3: checks/references.yaml too; 4: file identities as the key
 
@@ -166,25 +165,6 @@ class ResolvedProfile(Record):
         self.scope = scope
 
 
-class Waiver(Record):
-    __slots__ = ("check", "object", "justification", "expires", "source")
-    check: str
-    object: str | None
-    justification: str
-    expires: dt.date
-    source: str
-
-    def __init__(self, check: str, object: str | None, justification: str, expires: dt.date, source: str):
-        self.check = check
-        self.object = object
-        self.justification = justification
-        self.expires = expires
-        self.source = source
-
-    def active(self, today: dt.date) -> bool:
-        return today <= self.expires
-
-
 def cache_dir() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "tunewatch")
@@ -252,38 +232,25 @@ class Content:
             self._defaults = Defaults(doc.data for doc in self.default_docs)
         return self._defaults
 
-    # -- the validated-content cache ---------------------------------------------------
-    def _cache_path(self) -> str:
-        from .contentkey import file_name
-
-        return os.path.join(cache_dir(), file_name(self.directory))
-
+    # -- the validated-content cache (contentkey) ----------------------------------------
     def _cache_key(self, files: list[str]) -> str | None:
         from . import contentkey
 
-        try:
-            kinds_files = contentkey.kinds_sources(os.path.dirname(os.path.abspath(kinds.__file__)))
-            schema_dir = os.path.join(self.directory, "schema")
-            schemas = [os.path.join(schema_dir, n) for n in sorted(os.listdir(schema_dir))]
-        except OSError:
-            return None  # the validating load reports it
-        return contentkey.cache_key(contentkey.head(CACHE_FORMAT, __version__, self.directory, kinds.KINDS),
-                                    kinds_files + schemas + files)
+        return contentkey.content_key(self.directory, CACHE_FORMAT, __version__, kinds, files)
 
     def _load_cache(self, key: str) -> bool:
-        from .fs import read_regular_file
+        from .contentkey import load
 
-        try:  # a regular file of bounded size: a FIFO or a huge file here is just no cache
-            cached = marshal.loads(read_regular_file(self._cache_path(), 64 << 20))
-            if not isinstance(cached, dict) or cached.get("key") != key:
-                return False
+        cached = load(cache_dir(), self.directory, key)
+        if cached is None:
+            return False
+        try:
             checks = [self._check_from(Document(*entry)) for entry in cached["checks"]]
             profiles = [self._profile_from(Document(*entry)) for entry in cached["profiles"]]
             default_docs = [Document(*entry) for entry in cached["defaults"]]
             digest = cached["digest"]
             sources = cached["sources"]
         except Exception:  # noqa: BLE001 - any damage: validate again
-            self.checks, self.profiles = {}, {}
             return False
         self.checks = {c.id: c for c in checks}
         self.profiles = {p.id: p for p in profiles}
@@ -295,57 +262,21 @@ class Content:
         return True
 
     def _save_cache(self, key: str) -> None:
-        entries = {"key": key, "digest": self.digest,
-                   "checks": [(c.doc.path, c.doc.data, c.doc.lines) for c in self.checks.values()],
-                   "profiles": [(p.doc.path, p.doc.data, p.doc.lines) for p in self.profiles.values()],
-                   "defaults": [(d.path, d.data, d.lines) for d in self.default_docs],
-                   "sources": self._sources}
-        import tempfile
+        from .contentkey import save
 
-        try:
-            data = marshal.dumps(entries)
-            os.makedirs(cache_dir(), mode=0o700, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".content-", dir=cache_dir())
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, self._cache_path())
-            except BaseException:
-                os.unlink(tmp)
-                raise
-        except (OSError, ValueError):  # unwritable, or a value marshal cannot keep: no cache
-            pass
+        save(cache_dir(), self.directory, {
+            "key": key, "digest": self.digest,
+            "checks": [(c.doc.path, c.doc.data, c.doc.lines) for c in self.checks.values()],
+            "profiles": [(p.doc.path, p.doc.data, p.doc.lines) for p in self.profiles.values()],
+            "defaults": [(d.path, d.data, d.lines) for d in self.default_docs],
+            "sources": self._sources})
 
     # -- loading ---------------------------------------------------------------------
     @property
     def _validators(self) -> dict:
         if self._validator_table is None:
-            self._validator_table = self._load_schemas()
+            self._validator_table = load_schemas(os.path.join(self.directory, "schema"))
         return self._validator_table
-
-    def _load_schemas(self) -> dict:
-        import jsonschema
-        from referencing import Registry, Resource
-
-        schema_dir = os.path.join(self.directory, "schema")
-        resources, schemas = [], {}
-        for name in sorted(os.listdir(schema_dir)):
-            path = os.path.join(schema_dir, name)
-            try:
-                from .fs import read_regular_file
-
-                schema = json.loads(read_regular_file(path, MAX_BYTES))
-            except (OSError, FactError, ValueError, RecursionError) as e:
-                raise ContentError(path, f"schema is not readable JSON: {e}") from e
-            if not isinstance(schema, dict) or not isinstance(schema.get("$id"), str):
-                raise ContentError(path, "schema has no \"$id\" (a URI naming it, for example "
-                                         "\"https://tunewatch.dev/schema/check.json\"): other schemas cannot refer to it")
-            resources.append((schema["$id"], Resource.from_contents(schema)))
-            schemas[name.split(".")[0]] = schema
-        registry = Registry().with_resources(resources)
-        return {kind: jsonschema.Draft202012Validator(schema, registry=registry,
-                                                       format_checker=jsonschema.FormatChecker())
-                for kind, schema in schemas.items()}
 
     def _document(self, path: str, schema: str, digest=None, text: str | None = None) -> Document:
         doc = load_yaml(path, text)
@@ -463,32 +394,6 @@ class Content:
         return doc
 
     def load_waivers(self, path: str) -> list[Waiver]:
-        """Waivers; `expires` may be quoted text or a YAML date (`expires: 2026-12-31` unquoted)."""
-        import datetime as dt
+        from .waivers import load_waivers
 
-        try:
-            doc = load_yaml(path)
-        except ValueError as e:  # PyYAML builds dates itself: `expires: 2026-02-30` fails in there
-            raise ContentError(path, f"bad date: {e}") from e
-        entries = doc.data.get("waivers") if isinstance(doc.data, dict) else None
-        for i, w in enumerate(entries if isinstance(entries, list) else []):
-            expires = w.get("expires") if isinstance(w, dict) else None
-            if isinstance(expires, dt.datetime):  # a date object's subclass: check it first
-                raise doc.error("bad expiry date: give a day (YYYY-MM-DD), not a time", f"/waivers/{i}/expires")
-            if isinstance(expires, dt.date):  # YAML 1.1 reads an unquoted YYYY-MM-DD as a date
-                w["expires"] = expires.isoformat()
-        if not isinstance(doc.data, dict):
-            raise doc.error("expected a mapping at the top of a waivers file")
-        validate(doc, self._validators["waivers"])
-        waivers = []
-        for i, w in enumerate(doc.data["waivers"]):
-            if w["check"] not in self.checks:
-                raise doc.error(f"waiver for unknown check id {w['check']!r}{did_you_mean(w['check'], self.checks)}",
-                                f"/waivers/{i}/check")
-            try:
-                expires = dt.date.fromisoformat(w["expires"])
-            except ValueError as e:
-                raise doc.error(f"bad expiry date: {e}", f"/waivers/{i}/expires") from e
-            waivers.append(Waiver(w["check"], w.get("object"), w["justification"], expires,
-                                  f"{path}:{doc.line(f'/waivers/{i}')}"))
-        return waivers
+        return load_waivers(path, self.checks, self._validators["waivers"])

@@ -1,4 +1,10 @@
-"""The key of the validated-content cache: file identities, not file bytes.
+"""The validated-content cache (content.py): its key, and reading and writing its file.
+
+The file is marshal data under cache_dir(), one per content directory (`file_name`),
+written whole to a temporary name and renamed; a missing, corrupt or foreign file is no
+cache, an unwritable directory means validating every time.
+
+The key: file identities, not file bytes.
 
 A scan must not pay for hashing every content file on every start (hashlib loads OpenSSL:
 ~2.5 ms, plus reading ~75 files: issue 22). The key is what make, git's index and most
@@ -21,6 +27,7 @@ clock set back by more than RACY_NS between two writes of the same size.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import stat
 import time
@@ -65,3 +72,45 @@ def file_name(directory: str) -> str:
     for byte in os.fsencode(directory):
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return f"content-{h:016x}.marshal"
+
+
+def content_key(directory: str, cache_format: int, version: str, kinds, files: list[str]) -> str | None:
+    """The key for the content in `directory`: the kinds' sources, its schemas and `files`."""
+    try:
+        kinds_files = kinds_sources(os.path.dirname(os.path.abspath(kinds.__file__)))
+        schema_dir = os.path.join(directory, "schema")
+        schemas = [os.path.join(schema_dir, n) for n in sorted(os.listdir(schema_dir))]
+    except OSError:
+        return None  # the validating load reports it
+    return cache_key(head(cache_format, version, directory, kinds.KINDS), kinds_files + schemas + files)
+
+
+def load(cache_dir: str, directory: str, key: str) -> dict | None:
+    """The cached entries of `directory` when they were saved under `key`, else None."""
+    from .fs import read_regular_file
+
+    try:  # a regular file of bounded size: a FIFO or a huge file here is just no cache
+        cached = marshal.loads(read_regular_file(os.path.join(cache_dir, file_name(directory)), 64 << 20))
+    except Exception:  # noqa: BLE001 - any damage: validate again
+        return None
+    return cached if isinstance(cached, dict) and cached.get("key") == key else None
+
+
+def save(cache_dir: str, directory: str, entries: dict) -> None:
+    """Write `entries` atomically; an unwritable directory or a value marshal cannot keep
+    means no cache, never an error."""
+    import tempfile
+
+    try:
+        data = marshal.dumps(entries)
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".content-", dir=cache_dir)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, os.path.join(cache_dir, file_name(directory)))
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except (OSError, ValueError):
+        pass

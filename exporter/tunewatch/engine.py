@@ -12,10 +12,10 @@ import time
 
 from . import __version__, kinds
 from ._record import FrozenRecord, Record
-from .content import Content, ResolvedProfile, SelectedCheck, Waiver
+from .content import Content, ResolvedProfile, SelectedCheck
 from .errors import FactError, ParseError
 from .kinds._predict import complete as complete_prediction
-from .kinds.base import ERROR, FAIL, NOTAPPLICABLE, STATUSES, WAIVED, ObjectResult, Target, worst
+from .kinds.base import ERROR, FAIL, NOTAPPLICABLE, STATUSES, ObjectResult, Target, worst
 from .selectors import condition_holds, select_interfaces
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (i
     from .facts.context import Facts
     from .facts.host import Host
     import datetime as dt  # at run time only with waivers (issue 22)
+    from .waivers import Waiver
     from typing import Callable
 
 EXIT_OK, EXIT_CONTENT, EXIT_FAILED = 0, 1, 2
@@ -148,23 +149,6 @@ def evaluate_check(sel: SelectedCheck, facts: Facts, scope: dict) -> CheckResult
                        worst(o.status for o in objects), objects, check.runtime_check)
 
 
-def apply_waivers(result: CheckResult, waivers: list[Waiver], today: dt.date) -> None:
-    """A matching active waiver turns a failure into `waived`; an expired one says so."""
-    mine = [w for w in waivers if w.check == result.check]
-    if not mine:
-        return
-    for obj in result.objects:
-        if obj.status != FAIL:
-            continue
-        for w in (w for w in mine if w.object in (None, obj.object)):
-            if w.active(today):
-                obj.status, obj.waiver = WAIVED, w.source
-                obj.message += f" [waived until {w.expires}: {w.justification}]"
-                break
-            obj.message += f" [waiver expired on {w.expires} ({w.source})]"
-    result.status = worst(o.status for o in result.objects)
-
-
 def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:
     nics = []
     try:
@@ -214,6 +198,8 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
     for sel in profile.checks:
         result = evaluate_check(sel, facts, profile.scope)
         if waivers:
+            from .waivers import apply_waivers
+
             if today is None:
                 import datetime as dt
 

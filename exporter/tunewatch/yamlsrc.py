@@ -8,12 +8,13 @@ YAML, so anything far beyond that is refused before it costs time or memory: a f
 MAX_BYTES, a FIFO or a device (only regular files are read), nesting deeper than
 MAX_DEPTH (a RecursionError otherwise), more than MAX_ALIASES aliases, and a document
 whose alias-expanded tree has more than MAX_NODES nodes (the "billion laughs" bomb).
-PyYAML and jsonschema are imported only when a file is really parsed or validated: a scan
-whose content cache is valid never loads them.
+PyYAML and jsonschema are imported only when a file is really parsed or validated (the
+schemas through `load_schemas`): a scan whose content cache is valid never loads them.
 """
 
 from __future__ import annotations
 
+import os
 
 from ._record import Record
 from .errors import ContentError, FactError
@@ -178,3 +179,30 @@ def validate(doc: Document, validator, base_pointer: str = "", data=None) -> Non
             path += extra[:1]  # name the unexpected key, not its parent
         pointer = base_pointer + pointer_of(path)
         raise doc.error(f"schema violation: {best.message}", pointer)
+
+
+def load_schemas(schema_dir: str) -> dict:
+    """A Draft 2020-12 validator per schema file of `schema_dir` (`check.json` -> "check"),
+    each able to refer to the others by their `$id`."""
+    import json
+
+    import jsonschema
+    from referencing import Registry, Resource
+
+    from .fs import read_regular_file
+
+    resources, schemas = [], {}
+    for name in sorted(os.listdir(schema_dir)):
+        path = os.path.join(schema_dir, name)
+        try:
+            schema = json.loads(read_regular_file(path, MAX_BYTES))
+        except (OSError, FactError, ValueError, RecursionError) as e:
+            raise ContentError(path, f"schema is not readable JSON: {e}") from e
+        if not isinstance(schema, dict) or not isinstance(schema.get("$id"), str):
+            raise ContentError(path, "schema has no \"$id\" (a URI naming it, for example "
+                                     "\"https://tunewatch.dev/schema/check.json\"): other schemas cannot refer to it")
+        resources.append((schema["$id"], Resource.from_contents(schema)))
+        schemas[name.split(".")[0]] = schema
+    registry = Registry().with_resources(resources)
+    return {kind: jsonschema.Draft202012Validator(schema, registry=registry, format_checker=jsonschema.FormatChecker())
+            for kind, schema in schemas.items()}
