@@ -26,6 +26,19 @@ T = TypeVar("T")
 LOOPBACK = "127.0.0.1"
 
 
+class OnLoopback:
+    """Mixin of a started server: it listens on LOOPBACK:self.port."""
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"{LOOPBACK}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.address}"
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now (the OS picks it; tiny race until bound)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import pytest
 import yaml
 
-from .procs import LOOPBACK, HTTPResult, ManagedProcess, free_port, http_get, http_request, wait_until
+from .procs import LOOPBACK, HTTPResult, ManagedProcess, OnLoopback, free_port, http_get, http_request, wait_until
 
 BINARIES = {
     "prometheus": ("prometheus",),
@@ -85,14 +85,10 @@ class PrometheusAPIError(AssertionError):
 
 
 @dataclass
-class Prometheus:
+class Prometheus(OnLoopback):
     process: ManagedProcess
     port: int
     config_path: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}"
 
     def api(self, path: str, params: Mapping[str, Any] | None = None, method: str = "GET") -> Any:
         query = urllib.parse.urlencode(params or {})
@@ -219,17 +215,9 @@ def remote_write_receiver_flag(binary: str | None = None) -> str:
 
 
 @dataclass
-class NodeExporter:
+class NodeExporter(OnLoopback):
     process: ManagedProcess
     port: int
-
-    @property
-    def address(self) -> str:
-        return f"{LOOPBACK}:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.address}"
 
     def metrics(self) -> HTTPResult:
         return http_get(f"{self.url}/metrics")
@@ -260,17 +248,9 @@ def start_node_exporter(workdir: Path, textfile_dir: Path | None = None, collect
 
 
 @dataclass
-class Alertmanager:
+class Alertmanager(OnLoopback):
     process: ManagedProcess
     port: int
-
-    @property
-    def address(self) -> str:
-        return f"{LOOPBACK}:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.address}"
 
     def alerts(self) -> list[dict]:
         return http_get(f"{self.url}/api/v2/alerts").json()

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .procs import LOOPBACK, ManagedProcess, free_port, http_request, wait_until
+from .procs import LOOPBACK, ManagedProcess, OnLoopback, free_port, http_request, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "tests" / "snapshots" / "examples"
@@ -123,7 +123,7 @@ def serve_argv(root: Path, profile: str, port: int, interval: str = "1s", *extra
 
 
 @dataclass
-class ServedSnapshot:
+class ServedSnapshot(OnLoopback):
     """One `tunewatch serve` subprocess."""
 
     name: str
@@ -131,14 +131,6 @@ class ServedSnapshot:
     profile: str
     process: ManagedProcess
     port: int
-
-    @property
-    def address(self) -> str:
-        return f"{LOOPBACK}:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.address}"
 
     def rescan(self) -> None:
         """POST /-/rescan (the scan runs in the background; 202 = requested)."""
