@@ -15,7 +15,6 @@ error messages. Tailoring and waiver files are user input and always validated.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 
@@ -163,6 +162,16 @@ class ResolvedProfile(Record):
         self.title = title
         self.checks = checks
         self.scope = scope
+
+
+def _clone(value):
+    """A deep copy of YAML/JSON data (mappings, lists, scalars), as copy.deepcopy makes
+    one, without importing copy (and weakref with it) on every start (issue 22)."""
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    return value
 
 
 def cache_dir() -> str:
@@ -354,7 +363,7 @@ class Content:
             for i, cid in enumerate(_vars):
                 if cid not in self.checks:
                     raise doc.error(f"vars for unknown check id {cid!r}", f"/vars/{cid}")
-            scope.update(copy.deepcopy(layer_scope))
+            scope.update(_clone(layer_scope))
         check_vars = tailoring is not None or not self._vars_checked  # plain profiles: checked when cached
         resolved = [SelectedCheck(self.checks[cid], self._merged_vars(self.checks[cid], layers, check_vars))
                     for cid in selected]
@@ -362,11 +371,11 @@ class Content:
         return ResolvedProfile(name, profile_id, chain[-1].title, resolved, scope)
 
     def _merged_vars(self, check: Check, layers, check_vars: bool = True) -> dict:
-        merged = copy.deepcopy(check.vars)
+        merged = _clone(check.vars)
         origin = {k: (check.doc, f"/vars/{k}") for k in merged}
         for doc, layer_vars, *_ in layers:
             for key, value in layer_vars.get(check.id, {}).items():
-                merged[key] = copy.deepcopy(value)
+                merged[key] = _clone(value)
                 origin[key] = (doc, f"/vars/{check.id}/{key}")
         if not check_vars:
             return merged

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import weakref
 
 from .._record import FrozenRecord
 from ..errors import FactError
@@ -37,28 +36,20 @@ class FileStat(FrozenRecord):
         self.regular = regular
 
 
-_SIDECARS: "weakref.WeakKeyDictionary[FS, dict]" = weakref.WeakKeyDictionary()
-_KEEPS_OWNERS: "weakref.WeakKeyDictionary[FS, bool]" = weakref.WeakKeyDictionary()
-
-
 def _keeps_owners(fs: FS) -> bool:
     """A snapshot whose root directory is owned by uid 0 kept its files' owners."""
-    if fs not in _KEEPS_OWNERS:
+    def root_is_roots() -> bool:
         try:
-            _KEEPS_OWNERS[fs] = os.stat(fs.root).st_uid == 0
+            return os.stat(fs.root).st_uid == 0
         except OSError:
-            _KEEPS_OWNERS[fs] = False
-    return _KEEPS_OWNERS[fs]
+            return False
+    return fs.derived(_keeps_owners, root_is_roots)
 
 
 def _sidecar(fs: FS) -> dict:
     """The snapshot's filestat.json, read once per FS (one FS per scan or collect, so a
     re-scan still sees an edited snapshot)."""
-    if fs.live:
-        return {}
-    if fs not in _SIDECARS:
-        _SIDECARS[fs] = _read_sidecar(fs)
-    return _SIDECARS[fs]
+    return {} if fs.live else fs.derived(_sidecar, lambda: _read_sidecar(fs))
 
 
 def _read_sidecar(fs: FS) -> dict:

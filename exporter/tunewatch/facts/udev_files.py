@@ -11,8 +11,6 @@ An unreadable file raises (FactError): the only udev file that makes a check `er
 
 from __future__ import annotations
 
-import weakref
-
 from .._record import FrozenRecord
 from ..fs import FS
 from ..parsers.udev_rules import UdevRule, parse_udev_rules_file
@@ -35,9 +33,6 @@ class RulesFile(FrozenRecord):
         self.text = text
 
 
-_CACHE: "weakref.WeakKeyDictionary[FS, list[RulesFile]]" = weakref.WeakKeyDictionary()
-
-
 def rules_files(fs: FS, dirs: tuple[str, ...] = RULES_DIRS) -> list[str]:
     """conf_files_list(): `*.rules`, not hidden, merged by name, masks dropped."""
     chosen: dict[str, str] = {}
@@ -51,10 +46,10 @@ def rules_files(fs: FS, dirs: tuple[str, ...] = RULES_DIRS) -> list[str]:
 
 def read_rules(fs: FS) -> list[RulesFile]:
     """The rules the next boot reads, parsed once per FS (one scan)."""
-    try:
-        return _CACHE[fs]
-    except (KeyError, TypeError):
-        pass
+    return fs.derived(read_rules, lambda: _read_rules(fs))
+
+
+def _read_rules(fs: FS) -> list[RulesFile]:
     files = []
     for rel in rules_files(fs):
         if fs.readlink(rel) == "/dev/null":
@@ -64,8 +59,4 @@ def read_rules(fs: FS) -> list[RulesFile]:
             continue  # None: a dangling link ("Failed to open ..., ignoring"); "": an empty file masks the name
         parsed = parse_udev_rules_file(text)
         files.append(RulesFile(rel, parsed.rules, parsed.file_problem, text))
-    try:
-        _CACHE[fs] = files
-    except TypeError:
-        pass
     return files
