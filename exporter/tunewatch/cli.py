@@ -73,9 +73,11 @@ def _scan_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line, or with `only` (a subcommand name) without what only the
-    other subcommands need: the serve flags and the export/remediate modules are imported
-    for their own subcommands (or for help), not for every scan (issue 22)."""
+    """The whole command line, or with `only` (a subcommand name) that subcommand's parser
+    alone: each ArgumentParser costs its formatter and gettext look-ups, and the serve flags
+    and the export/remediate modules are imports a scan does not need (issue 22). Parsing a
+    valid command line gives the same result either way; an unknown command (only=None)
+    gets the whole parser and its "invalid choice" message."""
     from ._help import ArgumentParser  # argparse's, without importing shutil for every add_argument
 
     parser = ArgumentParser(
@@ -85,7 +87,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"tunewatch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, add in _SUBPARSERS:
+        if only not in COMMANDS or only == name:
+            add(sub)
+    return parser
 
+
+def _add_scan(sub) -> None:
     p = sub.add_parser("scan", help="scan this host (or a snapshot) and report per check and object")
     _scan_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
@@ -116,51 +124,75 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from .vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
     vsphere_arguments(p, "scan")
 
+
+def _add_collect(sub) -> None:
     p = sub.add_parser("collect", help="write a snapshot of this host's facts to DIR")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--verbose", "-v", action="store_true", help="list every file skipped (default: one summary line)")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)
     _content_args(p)
+    from .vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
     vsphere_arguments(p, "collect")
 
+
+def _add_serve(sub) -> None:
     p = sub.add_parser("serve", help="Prometheus exporter: scan in the background, serve /metrics")
     _scan_args(p)
-    if only in (None, "serve"):
-        from .serveopts import add_serve_arguments  # light: no web stack for the other commands
-        add_serve_arguments(p)
+    from .serveopts import add_serve_arguments  # light: no web stack for the other commands
+    add_serve_arguments(p)
     _detail_arg(p)
+    from .vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
     vsphere_arguments(p, "serve")
 
+
+def _add_checks(sub) -> None:
     p = sub.add_parser("checks", help="list checks, or explain the ones named")
     p.add_argument("ids", nargs="*", metavar="CHECK")
     p.add_argument("--verbose", "-v", action="store_true", help="show rationale, parameters and references")
     _content_args(p)
 
+
+def _add_profiles(sub) -> None:
     p = sub.add_parser("profiles", help="list profiles, or show the checks and parameters of one")
     p.add_argument("ids", nargs="*", metavar="PROFILE")
     _content_args(p)
 
+
+def _add_validate_content(sub) -> None:
     p = sub.add_parser("validate-content", help="load and validate all content (and tailoring/waiver files)")
     p.add_argument("--tailoring", metavar="FILE")
     p.add_argument("--waivers", metavar="FILE")
     _content_args(p)
 
+
+def _add_paths(sub) -> None:
     p = sub.add_parser("paths", help="print where the shipped checks, rules, dashboards and docs are")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help=f"print only these paths, one a line ({', '.join(SHIPPED)})")
 
+
+def _add_completion(sub) -> None:
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)",
                        epilog="bash: tunewatch completion bash > /etc/bash_completion.d/tunewatch\n"
                               "zsh:  tunewatch completion zsh > \"${fpath[1]}/_tunewatch\"",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shell", choices=("bash", "zsh", "tcsh"))
     _content_args(p)
-    if only not in COMMANDS or only in ("export", "remediate"):
-        from .outputs import goss
-        from .remediate import command as remediate
-        goss.add_parser(sub, _scan_args)
-        remediate.add_parser(sub, _scan_args)
-    return parser
+
+
+def _add_export(sub) -> None:
+    from .outputs import goss
+    goss.add_parser(sub, _scan_args)
+
+
+def _add_remediate(sub) -> None:
+    from .remediate import command as remediate
+    remediate.add_parser(sub, _scan_args)
+
+
+_SUBPARSERS = (("scan", _add_scan), ("collect", _add_collect), ("serve", _add_serve), ("checks", _add_checks),
+               ("profiles", _add_profiles), ("validate-content", _add_validate_content), ("paths", _add_paths),
+               ("completion", _add_completion), ("export", _add_export), ("remediate", _add_remediate))
 
 
 def _command_of(argv: list[str]) -> str | None:
