@@ -171,3 +171,34 @@ def test_zsh_completion_script(tmp_path):
         script = tmp_path / "_tunewatch"
         script.write_text(run.stdout)
         assert subprocess.run(["zsh", "-n", str(script)], capture_output=True, timeout=30).returncode == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["scan", "--root", "/tmp/x", "--format", "json", "--report", "xccdf=r.xml", "--output-html", "h.html", "-v"],
+    ["scan", "--profile", "azure-sap-hana", "--rule", "nic-queue-count", "--timeout", "2m", "--metrics.detail"],
+    ["serve", "--web.listen-address", "127.0.0.1:0", "--scan.interval", "30s", "--root", "/"],
+    ["collect", "/tmp/snap", "-v"],
+    ["checks", "-v", "nic-irq-affinity"],
+    ["profiles", "azure-sap-hana"],
+    ["validate-content", "--waivers", "w.yaml"],
+    ["paths", "rules"],
+    ["completion", "zsh"],
+    ["export", "goss", "--profile", "bigip-ve-esxi", "--allow-command"],
+    ["remediate", "--format", "ansible", "--root", "/tmp/x"],
+])
+def test_a_subcommands_own_parser_parses_as_the_whole_command_line(argv):
+    """cli.build_parser(only=<command>) builds that subcommand alone (start-up, issue 22):
+    every valid command line must come out the same as from the whole parser."""
+    from tunewatch import cli
+    assert cli._command_of(argv) == argv[0]
+    own = vars(cli.build_parser(argv[0]).parse_args(argv))
+    whole = vars(cli.build_parser().parse_args(argv))
+    assert own.pop("run", None) is whole.pop("run", None)  # export/remediate: the same function
+    assert own == whole
+
+
+def test_an_unknown_command_gets_the_whole_parsers_choices(capsys):
+    from tunewatch import cli
+    assert cli._main(["scna", "--root", "/"]) == 1
+    err = capsys.readouterr().err
+    assert "invalid choice: 'scna'" in err and "'scan'" in err and "'remediate'" in err
