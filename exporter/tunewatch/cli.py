@@ -296,7 +296,7 @@ def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
     if fmt in ("xccdf", "arf"):
         from .outputs import xccdf
         return xccdf.render_xccdf(result, content) if fmt == "xccdf" else xccdf.render_arf(result, content)
-    from .outputs.report import render_text
+    from .outputs.text import render_text
     colour = args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
                                         and not os.environ.get("NO_COLOR"))
     return render_text(result, colour, args.verbose, quiet=args.quiet, brief=args.brief)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 
 from ..engine import ScanResult
-from .text import render_text  # noqa: F401 - the text report's historical home
-
 
 
 def to_dict(result: ScanResult) -> dict:
