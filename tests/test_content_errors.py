@@ -78,6 +78,11 @@ CASES: dict[str, Expect] = {
     # an unquoted `expires: 2026-06-30` is a YAML date and accepted (tests/test_cli.py); a time is not
     "waiver_time_not_date": Expect(r"waivers\.yaml", 4, "/waivers/0/expires", "give a day (YYYY-MM-DD), not a time"),
     "waivers_empty_file": Expect(r"waivers\.yaml", None, "/", "expected a mapping"),
+    # an unquoted impossible date: PyYAML fails building it; the value is still named by line and pointer
+    "waiver_unquoted_impossible_date": Expect(r"waivers\.yaml", 4, "/waivers/0/expires",
+                                              "YAML value error: day is out of range for month"),
+    "tailoring_unquoted_impossible_date": Expect(r"tailoring\.yaml", 6, "/unselect/0",
+                                                 "YAML value error: month must be in 1..12"),
     # bombs and broken schemas: refused fast, in little memory, with file and reason
     "tailoring_billion_laughs": Expect(r"tailoring\.yaml", None, None, "expands to more than 50000 YAML nodes"),
     "waivers_deep_nesting": Expect(r"waivers\.yaml", 2, None, "nested deeper than 64 levels"),

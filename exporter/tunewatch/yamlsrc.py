@@ -66,11 +66,13 @@ class _Budget:
                                           "repeated over and over?); content files are small", node.start_mark.line + 1)
 
 
-def _walk(node, pointer: str, lines: dict[str, int], path: str, budget: _Budget) -> None:
+def _walk(node, pointer: str, lines: dict[str, int], path: str, budget: _Budget,
+          pointers: dict[int, str]) -> None:
     import yaml
 
     budget.spend(node)
     lines[pointer] = node.start_mark.line + 1
+    pointers[id(node)] = pointer
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key_node, value_node in node.value:
@@ -79,10 +81,18 @@ def _walk(node, pointer: str, lines: dict[str, int], path: str, budget: _Budget)
             if key in seen:
                 raise ContentError(path, f"duplicate key {key!r}", key_node.start_mark.line + 1, child)
             seen.add(key)
-            _walk(value_node, child, lines, path, budget)
+            _walk(value_node, child, lines, path, budget, pointers)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, f"{pointer}/{i}", lines, path, budget)
+            _walk(item, f"{pointer}/{i}", lines, path, budget, pointers)
+
+
+class _UnbuildableValue(Exception):
+    """A scalar PyYAML parsed but cannot build (the date 2026-02-30), with its node."""
+
+    def __init__(self, node, error: ValueError):
+        super().__init__(str(error))
+        self.node, self.error = node, error
 
 
 _LOADER = None
@@ -112,6 +122,14 @@ def _loader_class():
                     return super().compose_node(parent, index)
                 finally:
                     self._depth -= 1
+
+            def construct_object(self, node, deep=False):
+                try:
+                    return super().construct_object(node, deep)
+                except _UnbuildableValue:
+                    raise
+                except ValueError as e:  # the innermost node that failed: its line and pointer
+                    raise _UnbuildableValue(node, e) from e
 
         _LOADER = BoundedLoader
     return _LOADER
@@ -149,8 +167,9 @@ def load_yaml(path: str, text: str | None = None) -> Document:
     try:
         node = loader.get_single_node()
         lines: dict[str, int] = {}
+        pointers: dict[int, str] = {}  # id(node) -> its JSON pointer, to name a value that cannot be built
         if node is not None:
-            _walk(node, "", lines, path, _Budget(path))
+            _walk(node, "", lines, path, _Budget(path), pointers)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -158,7 +177,10 @@ def load_yaml(path: str, text: str | None = None) -> Document:
         raise ContentError(path, f"YAML syntax error: {e.problem or e}", line) from e
     except yaml.YAMLError as e:
         raise ContentError(path, f"YAML error: {e}") from e
-    except ValueError as e:  # a scalar PyYAML cannot construct, such as the date 2026-02-30
+    except _UnbuildableValue as e:  # a scalar PyYAML cannot construct, such as the date 2026-02-30
+        raise ContentError(path, f"YAML value error: {e.error}", e.node.start_mark.line + 1,
+                           pointers.get(id(e.node), "")) from e.error
+    except ValueError as e:
         raise ContentError(path, f"YAML value error: {e}") from e
     finally:
         loader.dispose()
