@@ -201,4 +201,5 @@ def test_an_unknown_command_gets_the_whole_parsers_choices(capsys):
     from tunewatch import cli
     assert cli._main(["scna", "--root", "/"]) == 1
     err = capsys.readouterr().err
-    assert "invalid choice: 'scna'" in err and "'scan'" in err and "'remediate'" in err
+    assert "invalid choice:" in err and "scna" in err  # (quotes around choices differ between Pythons)
+    assert all(name in err.split("choose from", 1)[1] for name in ("scan", "collect", "paths", "remediate"))
