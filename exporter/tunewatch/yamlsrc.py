@@ -126,10 +126,8 @@ def _loader_class():
             def construct_object(self, node, deep=False):
                 try:
                     return super().construct_object(node, deep)
-                except _UnbuildableValue:
-                    raise
-                except ValueError as e:  # the innermost node that failed: its line and pointer
-                    raise _UnbuildableValue(node, e) from e
+                except ValueError as e:  # the innermost node that failed (not a ValueError itself
+                    raise _UnbuildableValue(node, e) from e  # once wrapped): its line and pointer
 
         _LOADER = BoundedLoader
     return _LOADER

@@ -38,12 +38,12 @@ class FileStat(FrozenRecord):
 
 def _keeps_owners(fs: FS) -> bool:
     """A snapshot whose root directory is owned by uid 0 kept its files' owners."""
-    def root_is_roots() -> bool:
+    def owned_by_root() -> bool:
         try:
             return os.stat(fs.root).st_uid == 0
         except OSError:
             return False
-    return fs.derived(_keeps_owners, root_is_roots)
+    return fs.derived(_keeps_owners, owned_by_root)
 
 
 def _sidecar(fs: FS) -> dict:
