@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tunewatch.content import Content
+from tunewatch.content.catalog import Content
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -189,7 +189,7 @@ def test_zsh_completion_script(tmp_path):
 def test_a_subcommands_own_parser_parses_as_the_whole_command_line(argv):
     """cli.build_parser(only=<command>) builds that subcommand alone (start-up, issue 22):
     every valid command line must come out the same as from the whole parser."""
-    from tunewatch import cli
+    from tunewatch.cli import main as cli
     assert cli._command_of(argv) == argv[0]
     own = vars(cli.build_parser(argv[0]).parse_args(argv))
     whole = vars(cli.build_parser().parse_args(argv))
@@ -198,7 +198,7 @@ def test_a_subcommands_own_parser_parses_as_the_whole_command_line(argv):
 
 
 def test_an_unknown_command_gets_the_whole_parsers_choices(capsys):
-    from tunewatch import cli
+    from tunewatch.cli import main as cli
     assert cli._main(["scna", "--root", "/"]) == 1
     err = capsys.readouterr().err
     assert "invalid choice:" in err and "scna" in err  # (quotes around choices differ between Pythons)

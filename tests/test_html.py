@@ -18,9 +18,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from tunewatch import engine
-from tunewatch.content import Content
-from tunewatch.kinds.base import Fix
+from tunewatch.scan import engine
+from tunewatch.content.catalog import Content
+from tunewatch.results import Fix
 from tunewatch.outputs.html import _fix_html, _words, render_html
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "snapshots", "examples", "azure-m-rebooted")
@@ -79,7 +79,7 @@ def result(content):
 
 def test_cli_html_is_well_formed_and_lists_every_check(result, tmp_path):
     out = tmp_path / "report.html"
-    run = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", EXAMPLE, "--profile",
+    run = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", "--root", EXAMPLE, "--profile",
                           "azure-sap-hana", "--format", "html", "--output", str(out)],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2, run.stderr  # the rebooted host fails checks
@@ -363,7 +363,7 @@ def test_console_error_detector_catches_errors(devtools, tmp_path):
 @pytest.mark.parametrize("width", [1400, 720])
 def test_chromium_renders_without_console_errors_or_broken_names(devtools, tmp_path, width):
     out = tmp_path / "report.html"
-    run = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", EXAMPLE, "--profile",
+    run = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", "--root", EXAMPLE, "--profile",
                           "azure-sap-hana", "--output-html", str(out)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2, run.stderr
     session = _load(devtools, out.as_uri(), width)

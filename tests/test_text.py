@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tunewatch import engine
-from tunewatch.content import Content
-from tunewatch.kinds.base import Fix
+from tunewatch.scan import engine
+from tunewatch.content.catalog import Content
+from tunewatch.results import Fix
 from tunewatch.outputs.text import render_text
 
 TESTS = Path(__file__).resolve().parent

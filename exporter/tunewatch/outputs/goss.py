@@ -52,11 +52,11 @@ from dataclasses import dataclass, field
 
 
 from .. import __version__
-from ..content import SelectedCheck
+from ..content.catalog import SelectedCheck
 from ..errors import ContentError, FactError, ParseError
 from ..facts.sysctl import MODPROBE_DIRS
 from ..facts.tuned import _profile_file
-from ..kinds.base import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
+from ..results import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
 from ..kinds.nfs_mount_options import normalise
 from ..remediate import targets
 from ..remediate.hostview import HostView

@@ -27,8 +27,8 @@ import json
 import shlex
 from html import escape
 
-from ..engine import ScanResult
-from ..sources import cite
+from ..results import ScanResult
+from ..content.references import cite
 from . import runbook as runbook_md
 from .report import to_dict
 

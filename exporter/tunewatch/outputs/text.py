@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ..engine import ScanResult
+from ..results import ScanResult
 
 MAX_GROUPS = 8  # per check, without verbose
 MAX_NAMES = 12  # object names listed for one fix

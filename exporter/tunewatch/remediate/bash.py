@@ -18,8 +18,10 @@ import shlex
 
 from .. import __version__
 from .irqpin import IRQ_FUNCTION
-from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note,
-                    PinIrqs, Plan, WriteFile, change_lines)
+from .steps import (
+    MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note, PinIrqs,
+    Plan, WriteFile, change_lines,
+)
 
 GUARD = r'''
 # The scan saw one host at one boot: runtime values and IRQ numbers belong to that boot, and

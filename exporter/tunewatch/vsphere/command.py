@@ -146,7 +146,7 @@ def collect_files(args, root: str) -> tuple[dict | None, bool]:
     cfg = _config(args)
     if cfg is None:
         return None, True
-    from ..fs import FS
+    from ..host.fs import FS
     from .source import Unreadable, VsphereSource
     files = VsphereSource(cfg).overlay(FS(root)).files
     bad = sorted({v.message for v in files.values() if isinstance(v, Unreadable)})
