@@ -22,6 +22,7 @@ TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annot
 if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
     from ..facts.context import Facts
     from ..facts.host import Host
+    from ..host.fs import FS
     import datetime as dt  # at run time only with waivers (issue 22)
     from ..content.waivers import Waiver
     from typing import Callable
@@ -90,17 +91,22 @@ def _timed_out(sel: SelectedCheck, timeout: float) -> CheckResult:
 
 def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: list[Waiver] | None = None,
          today: dt.date | None = None, timeout: float | None = None,
-         on_result: Callable[[CheckResult], None] | None = None, host_mountinfo: bytes | None = None) -> ScanResult:
+         on_result: Callable[[CheckResult], None] | None = None, host_mountinfo: bytes | None = None,
+         fs: FS | None = None) -> ScanResult:
     """Evaluate every selected check in this thread. With `timeout` (seconds) no fact is
     read after the deadline: checks that still need one get an `error` result saying the
     scan timed out. `on_result` sees each check's result as soon as it is decided.
-    `host_mountinfo`: the scanning host's /proc/self/mountinfo, already read this scan."""
+    `host_mountinfo`: the scanning host's /proc/self/mountinfo, already read this scan. `fs`:
+    the view of `root` to read through, when one scan judges several objects from one root
+    (a vSphere fleet: one empty root, its mount guard computed once, not per VM)."""
     from ..facts.context import Facts  # here, not at import: every fact reader and parser comes with it
-    from ..host.fs import FS
 
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
-    facts = Facts(FS(root, host_mountinfo), _module_params(profile), deadline, content.defaults)
+    if fs is None:
+        from ..host.fs import FS
+        fs = FS(root, host_mountinfo)
+    facts = Facts(fs, _module_params(profile), deadline, content.defaults)
     results = []
     for sel in profile.checks:
         result = evaluate_check(sel, facts, profile.scope)
