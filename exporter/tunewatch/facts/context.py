@@ -117,7 +117,28 @@ class Facts:
 
     @fact
     def modules_boot(self):
-        return _reader("modules").read_modules_boot(self.fs, self.host.kernel)
+        # modules.builtin of the kernel that boots next: a module built into it loads before systemd-sysctl
+        return _reader("modules").read_modules_boot(self.fs, self.next_kernel.release)
+
+    @fact
+    def next_kernel(self):
+        """The kernel the boot loader picks next (facts/nextkernel.py), read once per scan:
+        every default and kernel table of a boot prediction is taken for it."""
+        return _reader("nextkernel").read_next_kernel(self.fs, self.host.kernel)
+
+    def default(self, module: str, setting: str, vcpus: int | None = None, device: dict | None = None):
+        """The driver/module/kernel default of `setting` for the next kernel, its source
+        naming that kernel (and the running one when they differ); None when content
+        does not know it. FactError/ParseError when the next kernel cannot be told."""
+        nxt = self.next_kernel
+        try:
+            host = self.host.replace(kernel=nxt.release)
+        except (FactError, ParseError):
+            host = None
+        found = self.defaults.lookup(module, setting, host, vcpus, device)
+        if found is None:
+            return None
+        return found.replace(source=f"{found.source} of {nxt.describe()}")
 
     @fact
     def udev_rules(self):

@@ -7,7 +7,7 @@ the wanted value, and names each one's value and source when they differ.
 
 from __future__ import annotations
 
-from ..errors import FactError, ParseError
+from ..errors import FactError
 from ..results import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting
 from .base import Target, as_number
 
@@ -54,13 +54,9 @@ def _origin(value) -> str:
 
 
 def _default(t: Target, boot, key: str):
-    """The value the key comes back with when nothing sets it (content), or None."""
-    module = boot.module_of.get(key, "kernel")
-    try:
-        host = t.facts.host
-    except (FactError, ParseError):
-        host = None
-    return t.facts.defaults.lookup(module, key, host)
+    """The value the key comes back with when nothing sets it (content, for the kernel
+    that boots next), or None."""
+    return t.facts.default(boot.module_of.get(key, "kernel"), key)
 
 
 def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
