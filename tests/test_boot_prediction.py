@@ -112,6 +112,26 @@ def test_m416_on_6_12_masters_come_back_at_64(content: Content) -> None:
     # 5.14 default 8 would pass as well: see scenarios netvsc_default_8_on_5_14.pass)
 
 
+def test_pending_6_14_kernel_masters_come_back_at_32(content: Content, tmp_path: Path) -> None:
+    """Ubuntu 24.04, 128 vCPUs, running 6.8 with 6.14 first in grub.cfg (GRUB_DEFAULT=0):
+    the masters come back at 6.14's hv_netvsc default vCPUs/4 = 32, and the source says
+    which kernel was assumed and that it is not the running one. Without the boot files the
+    running kernel's 8 is assumed and the check passes (the verdict before this change)."""
+    objs = _objects(content, "azure-ubuntu-next-kernel-6.14", "azure-sap-hana", "nic-settings-persistent")
+    for master in ("eth0", "eth1"):
+        assert (objs[master].status, objs[master].predicted) == ("fail", "32"), objs[master].message
+        assert objs[master].source.startswith("driver default (hv_netvsc, Linux 6.14: 32) of 6.14.0-1012-azure "
+                                              "(the GRUB default entry 'Ubuntu'")
+        assert objs[master].source.endswith("; running 6.8.0-1021-azure)")
+    root = tmp_path / "host"
+    shutil.copytree(EXAMPLES / "azure-ubuntu-next-kernel-6.14", root, symlinks=True)
+    shutil.rmtree(root / "boot")
+    scan = engine.scan(content, content.resolve("azure-sap-hana"), str(root))
+    before = {o.object: o for r in scan.results if r.check == "nic-settings-persistent" for o in r.objects}
+    assert (before["eth0"].status, before["eth0"].predicted) == ("pass", "8")
+    assert before["eth0"].source.endswith("of 6.8.0-1021-azure (the running kernel: no GRUB, BLS or boot/vmlinuz files)")
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
 def test_snapshot_owner_counts_when_the_snapshot_keeps_owners(content: Content, tmp_path: Path) -> None:
     """docs/snapshot-contract.md: a path filestat.json does not list has the snapshot file's own owner when the
