@@ -1368,7 +1368,7 @@ def azure_old_mlx5(name: str = "azure-mlx5-kernel-4.15") -> None:
                   1102: "python3", 2240: "sapstartsrv", 3410: "hdbnameserver", 3502: "hdbindexserver"})
     # Ubuntu 18.04 is not merged-/usr: vendor units live in /lib/systemd/system
     for unit in ("sshd.service", "irqbalance.service", "walinuxagent.service"):
-        r.write(f"lib/systemd/system/{unit}", UNITS.get(unit, UNITS["waagent.service"]))
+        r.write(f"lib/systemd/system/{unit}", UNITS["waagent.service" if unit == "walinuxagent.service" else unit])
     for unit in ("sshd.service", "walinuxagent.service"):
         enable(r, unit, where="/lib/systemd/system")
     # irqbalance disabled (seed 000 step 2): installed, no wants link
