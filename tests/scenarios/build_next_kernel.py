@@ -202,7 +202,50 @@ def rhel(name: str, description: str, objects: dict, run: str, saved: str | None
     return d
 
 
+def sysctl_builtin_scenario() -> None:
+    """sunrpc built into the running kernel only: the kernel GRUB boots next (the saved BLS
+    entry) has it as a module, so systemd-sysctl runs before it loads."""
+    base = Path(__file__).parent / "sysctl" / "sunrpc_builtin.pass"
+    d = Path(__file__).parent / "sysctl" / "sunrpc_builtin_only_in_running_kernel.fail"
+    if d.exists():
+        shutil.rmtree(d)
+    shutil.copytree(base / "root", d / "root", symlinks=True)
+    (d / "scenario.yaml").write_text(
+        "description: >-\n  sunrpc is built into the running 4.18.0-305.el8.x86_64 (its modules.builtin lists "
+        "kernel/net/sunrpc/sunrpc.ko), but GRUB's saved BLS entry boots 4.18.0-372.9.1.el8.x86_64, whose "
+        "modules.builtin does not: at the next boot sunrpc loads after systemd-sysctl and the sysctl.conf "
+        "values never reach it\ncheck: sunrpc-slot-table-persistent\n")
+    stock = "4.18.0-372.9.1.el8.x86_64"
+    write(d, f"lib/modules/{stock}/modules.builtin", "kernel/net/ipv4/tcp_cubic.ko\nkernel/net/unix/unix.ko\n")
+    for k in ("4.18.0-305.el8.x86_64", stock):
+        write(d, f"boot/loader/entries/{MACHINE_ID}-{k}.conf", bls_entry(k, "8.6 (Ootpa)"))
+    write(d, "etc/default/grub", RHEL_DEFAULT_GRUB)
+    write(d, "boot/grub2/grub.cfg", RHEL_GRUB_CFG)
+    write(d, "boot/grub2/grubenv", grubenv(saved_entry=f"{MACHINE_ID}-{stock}"))
+
+
+def nconnect_scenario() -> None:
+    """RHEL 8.2 (no nconnect before the 4.18.0-240 backport) with a RHEL 8.4 kernel saved as
+    GRUB's BLS default: the fstab line is mounted by a kernel that supports nconnect."""
+    base = Path(__file__).parent / "nfs_nconnect" / "fstab_kernel_without_nconnect.notapplicable"
+    d = Path(__file__).parent / "nfs_nconnect" / "fstab_next_kernel_supports_nconnect.fail"
+    if d.exists():
+        shutil.rmtree(d)
+    shutil.copytree(base / "root", d / "root", symlinks=True)
+    (d / "scenario.yaml").write_text(
+        "description: >-\n  RHEL 8.2 running 4.18.0-193.el8.x86_64 (no nconnect), with 4.18.0-305.el8.x86_64 "
+        "(RHEL 8.4, nconnect backported from 4.18.0-240) the saved BLS entry: after the reboot the fstab "
+        "line is mounted by a kernel that supports nconnect, and it has none\ncheck: nfs-nconnect-persistent\n")
+    for k in ("4.18.0-193.el8.x86_64", "4.18.0-305.el8.x86_64"):
+        write(d, f"boot/loader/entries/{MACHINE_ID}-{k}.conf", bls_entry(k, "8.4 (Ootpa)"))
+    write(d, "etc/default/grub", RHEL_DEFAULT_GRUB)
+    write(d, "boot/grub2/grub.cfg", RHEL_GRUB_CFG)
+    write(d, "boot/grub2/grubenv", grubenv(saved_entry=f"{MACHINE_ID}-4.18.0-305.el8.x86_64"))
+
+
 def main() -> None:
+    sysctl_builtin_scenario()
+    nconnect_scenario()
     az_8, az_14 = "6.8.0-1021-azure", "6.14.0-1012-azure"
     el_5, el_6 = "5.14.0-427.13.1.el9_4.x86_64", "6.14.4-1.el9.elrepo.x86_64"
     ubuntu("next_kernel_grub_default_0_ubuntu.fail",
