@@ -9,14 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tunewatch.errors import FactError, ParseError
 from tunewatch.facts.nextkernel import read_next_kernel
 from tunewatch.host.fs import FS
 from tunewatch.parsers.grub import bls_cmp, parse_grub_cfg, rpm_vercmp
 
 sys.path.insert(0, str(Path(__file__).parent / "scenarios"))
-import build_next_kernel as nk  # noqa: E402
+import build_next_kernel as nk
 
 A8, A14 = "6.8.0-1021-azure", "6.14.0-1012-azure"
 EL5, EL6 = "5.14.0-427.13.1.el9_4.x86_64", "6.14.4-1.el9.elrepo.x86_64"

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "snapshots"))
-import build_examples as bx  # noqa: E402
+import build_examples as bx
 
 HERE = Path(__file__).parent / "nic_settings_persistent"
 M416 = HERE / "netvsc_default_64_on_6_12_m416.fail"  # 416 vCPUs, RHEL 10, running 6.12

@@ -28,7 +28,13 @@ import re
 from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..host.fs import FS
-from ..parsers.grub import MenuItem, bls_cmp, parse_bls_entry, parse_grub_cfg, parse_grubenv
+from ..parsers.grub import (
+    MenuItem,
+    bls_cmp,
+    parse_bls_entry,
+    parse_grub_cfg,
+    parse_grubenv,
+)
 from ..parsers.shellvars import parse_shell_assignments
 
 GRUB_CFGS = ("boot/grub2/grub.cfg", "boot/grub/grub.cfg")
