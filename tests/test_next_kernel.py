@@ -151,3 +151,25 @@ def test_bls_cmp_compares_name_version_release() -> None:
     assert bls_cmp(f"{mid}-{EL6}", f"{mid}-{EL5}") == 1
     assert bls_cmp(f"{mid}-5.14.0-427.13.1.el9_4.x86_64", f"{mid}-5.14.0-362.8.1.el9_3.x86_64") == 1
     assert bls_cmp(f"{mid}-0-rescue", f"{mid}-{EL5}") == -1  # the rescue entry sorts last
+
+
+def test_rescue_entry_and_id_option_forms(tmp_path: Path) -> None:
+    cfg = ("set default=rhel-rescue\nmenuentry 'Rescue' --id=rhel-rescue {\n"
+           f"\tlinux /vmlinuz-0-rescue-{nk.MACHINE_ID} ro\n}}\n")
+    with pytest.raises(FactError, match="boots no Linux kernel"):  # dracut's rescue copy: which kernel is unknown
+        read_next_kernel(root(tmp_path, {"boot/grub2/grub.cfg": cfg}), EL5)
+
+
+def test_facts_default_for_the_next_or_the_running_kernel(tmp_path: Path) -> None:
+    """Facts.default: the next boot's default by default; `running=True` for a driver that
+    comes back without a reboot (a re-added VF)."""
+    from tunewatch.content.catalog import Content
+    from tunewatch.facts.context import Facts
+    ubuntu(tmp_path)
+    (tmp_path / "proc/sys/kernel").mkdir(parents=True)
+    (tmp_path / "proc/sys/kernel/osrelease").write_text(A8 + "\n")
+    facts = Facts(FS(str(tmp_path)), defaults=Content().defaults)
+    nxt, now = facts.default("hv_netvsc", "channels.combined", 128), \
+        facts.default("hv_netvsc", "channels.combined", 128, running=True)
+    assert (nxt.value, now.value) == ("32", "8")
+    assert nxt.source.endswith(f"; running {A8})") and now.source.endswith(f"of {A8} (the running kernel)")

@@ -126,18 +126,23 @@ class Facts:
         every default and kernel table of a boot prediction is taken for it."""
         return _reader("nextkernel").read_next_kernel(self.fs, self.host.kernel)
 
-    def default(self, module: str, setting: str, vcpus: int | None = None, device: dict | None = None):
-        """The driver/module/kernel default of `setting` for the next kernel, its source
-        naming that kernel (and the running one when they differ); None when content
-        does not know it. FactError/ParseError when the next kernel cannot be told."""
-        nxt = self.next_kernel
+    def default(self, module: str, setting: str, vcpus: int | None = None, device: dict | None = None,
+                running: bool = False):
+        """The driver/module/kernel default of `setting` for the kernel that boots next
+        (`running`: for the running kernel, as a driver re-added without a reboot comes
+        back), its source naming that kernel (and the running one when they differ); None
+        when content does not know it. FactError/ParseError when the next kernel cannot be told."""
+        nxt = self.next_kernel if not running else None
+        kernel = nxt.release if nxt is not None else None
         try:
-            host = self.host.replace(kernel=nxt.release)
+            host = self.host if kernel is None else self.host.replace(kernel=kernel)
         except (FactError, ParseError):
             host = None
         found = self.defaults.lookup(module, setting, host, vcpus, device)
         if found is None:
             return None
+        if nxt is None:
+            return found.replace(source=f"{found.source} of {host.kernel if host else 'unknown'} (the running kernel)")
         return found.replace(source=f"{found.source} of {nxt.describe()}")
 
     @fact

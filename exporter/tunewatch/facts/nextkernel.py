@@ -224,7 +224,7 @@ def read_next_kernel(fs: FS, running: str) -> NextKernel:
         release = _release_of(entry.linux, fs) if entry.linux else None
         if release is None and entry.version:
             release = entry.version
-        if release is None:
+        if release is None or "rescue" in release:  # dracut's rescue image: a copy of some kernel, which one is unknown
             raise FactError(f"the GRUB default entry {titles} ({where}) boots no Linux kernel this scan can name "
                             f"(linux {entry.linux or 'command missing'})")
         return NextKernel(release, running, f"the GRUB default entry {titles}, {why}")

@@ -116,6 +116,8 @@ def _header(words: list[str]) -> tuple[str, str]:
     for k, w in enumerate(words[2:], 2):
         if w in ("--id", "$menuentry_id_option", "${menuentry_id_option}") and k + 1 < len(words):
             ident = words[k + 1]
+        elif w.startswith("--id="):  # extcmd's long option with its argument attached
+            ident = w[5:]
     return title, ident
 
 
