@@ -17,6 +17,8 @@ from ..errors import ParseError
 from ._text import lines
 
 _ALNUM = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")  # grub_isalnum(): ASCII
+_HEADS = frozenset(("menuentry", "submenu", "function", "}", "linux", "linuxefi", "linux16", "blscfg", "set"))
+_FIRST_ARG_ONLY = frozenset(("linux", "linuxefi", "linux16"))  # a kernel path has no blank
 GRUBENV_SIGNATURE = "# GRUB Environment Block"  # grub-core/lib/envblk.c GRUB_ENVBLK_SIGNATURE
 
 
@@ -128,9 +130,11 @@ def parse_grub_cfg(text: str, source: str) -> GrubCfg:
     defaults: list[tuple[int, str]] = []
     for n, raw in lines(text):
         line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        words = _words(line, source, n)
+        if not line or line.startswith("#") or line.split(None, 1)[0] not in _HEADS:
+            continue  # only these commands shape the menu: the rest is never tokenised
+        short = line.split(None, 2)
+        # a `linux` line matters up to its first argument, the kernel path (its options are long)
+        words = _words(" ".join(short[:2]) if short[0] in _FIRST_ARG_ONLY else line, source, n)
         if not words:
             continue
         head = words[0]
