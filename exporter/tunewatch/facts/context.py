@@ -117,8 +117,11 @@ class Facts:
 
     @fact
     def modules_boot(self):
-        # modules.builtin of the kernel that boots next: a module built into it loads before systemd-sysctl
-        return _reader("modules").read_modules_boot(self.fs, self.next_kernel.release)
+        # modules.builtin of the kernel that boots next: a module built into it loads before
+        # systemd-sysctl. Only the modules of `module_params` are ever asked about: without
+        # them an unreadable boot loader file (root-only /boot/grub2 on RHEL) costs nothing
+        release = self.next_kernel.release if self.module_params else ""
+        return _reader("modules").read_modules_boot(self.fs, release)
 
     @fact
     def next_kernel(self):
