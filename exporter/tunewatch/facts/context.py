@@ -135,6 +135,12 @@ class Facts:
         (`running`: for the running kernel, as a driver re-added without a reboot comes
         back), its source naming that kernel (and the running one when they differ); None
         when content does not know it. FactError/ParseError when the next kernel cannot be told."""
+        try:
+            same = self.defaults.lookup(module, setting, self.host, vcpus, device)
+        except (FactError, ParseError):
+            same = None
+        if same is not None and same.assumption == "all kernels":  # content keys it by no kernel: none to name
+            return same.replace(source=f"{same.source}, the same for every kernel")
         nxt = self.next_kernel if not running else None
         kernel = nxt.release if nxt is not None else None
         try:

@@ -7,7 +7,7 @@ the wanted value, and names each one's value and source when they differ.
 
 from __future__ import annotations
 
-from ..errors import FactError
+from ..errors import FactError, ParseError
 from ..results import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting
 from .base import Target, as_number
 
@@ -59,6 +59,14 @@ def _default(t: Target, boot, key: str):
     return t.facts.default(boot.module_of.get(key, "kernel"), key)
 
 
+def _builtin_of(t: Target) -> str:
+    """Which kernel's modules.builtin said the module is not built in (the next kernel's)."""
+    try:
+        return f" (modules.builtin of {t.facts.next_kernel.describe()})"
+    except (FactError, ParseError):
+        return ""  # not reached: modules_boot raised the same error before a module was judged late
+
+
 def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
     """Nothing sets the key at boot: judge the default the kernel or module comes back with."""
     late = boot.late_module(key)
@@ -67,7 +75,7 @@ def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
     sysctl_source = next((v for c in boot.consumers for v in [c.values.get(key)] if v is not None), None)
     if late is not None and (sysctl_source or in_conf):
         where = (sysctl_source or in_conf).source
-        never = f"{where} sets {key} but never reaches it: {late.why}"
+        never = f"{where} sets {key} but never reaches it: {late.why}{_builtin_of(t)}"
         hint = f"; {never}"
     elif in_conf and not boot.sysctl_conf_linked:
         never = (f"{in_conf.source} is read by systemd-sysctl only through a sysctl.d link "
