@@ -173,3 +173,17 @@ def test_facts_default_for_the_next_or_the_running_kernel(tmp_path: Path) -> Non
         facts.default("hv_netvsc", "channels.combined", 128, running=True)
     assert (nxt.value, now.value) == ("32", "8")
     assert nxt.source.endswith(f"; running {A8})") and now.source.endswith(f"of {A8} (the running kernel)")
+
+
+def test_grub_cfg_wins_over_an_etc_default_grub_not_yet_applied(tmp_path: Path) -> None:
+    """GRUB reads grub.cfg: an edit of etc/default/grub without update-grub changes nothing
+    yet; the result says so."""
+    fs = root(tmp_path, {"boot/grub/grub.cfg": nk.ubuntu_grub_cfg([A14, A8], "0"),
+                         "etc/default/grub": "GRUB_DEFAULT=\"1>2\"\n"})
+    nxt = read_next_kernel(fs, A8)
+    assert nxt.release == A14
+    assert "etc/default/grub says GRUB_DEFAULT=1>2, not in grub.cfg until update-grub/grub2-mkconfig runs" in nxt.how
+    # the same value in both: nothing to say
+    fs = root(tmp_path / "b", {"boot/grub/grub.cfg": nk.ubuntu_grub_cfg([A14, A8], "1>2"),
+                               "etc/default/grub": "GRUB_DEFAULT=\"1>2\"\n"})
+    assert (read_next_kernel(fs, A8).release, "says" in read_next_kernel(fs, A8).how) == (A8, False)

@@ -188,6 +188,18 @@ def _expand(value: str, env: dict[str, str]) -> str:
     return re.sub(r"\$\{?(\w+)\}?", lambda m: env.get(m.group(1), ""), value)
 
 
+def _stale_note(fs: FS, cfg_value: str) -> str:
+    """GRUB runs grub.cfg; an etc/default/grub value it does not hold yet (update-grub not
+    run since) takes effect only when grub.cfg is written again: named, not followed."""
+    found = _grub_default(fs)
+    if found is None:
+        return ""
+    wanted = "${saved_entry}" if found[0] == "saved" else found[0]
+    if wanted == cfg_value:
+        return ""
+    return f"; {found[1]} says GRUB_DEFAULT={found[0]}, not in grub.cfg until update-grub/grub2-mkconfig runs"
+
+
 def _default_spec(fs: FS, cfg: str | None, sets: list[tuple[int, str]], env: dict[str, str],
                   env_rel: str | None) -> tuple[str | None, str]:
     """GRUB's `default` at menu time and where it comes from."""
@@ -196,11 +208,13 @@ def _default_spec(fs: FS, cfg: str | None, sets: list[tuple[int, str]], env: dic
     plain = [(n, v) for n, v in sets if "next_entry" not in v]
     if cfg is not None and plain:
         n, value = plain[-1]
+        stale = _stale_note(fs, value)
         if "saved_entry" in value:
             saved = env.get("saved_entry")
             return saved, (f"saved_entry={saved} in {env_rel}" if saved else
-                           f"GRUB_DEFAULT=saved with no saved_entry{f' in {env_rel}' if env_rel else ''}: entry 0")
-        return _expand(value, env), f"default={_expand(value, env)} ({cfg}:{n})"
+                           f"GRUB_DEFAULT=saved with no saved_entry{f' in {env_rel}' if env_rel else ''}: "
+                           "entry 0") + stale
+        return _expand(value, env), f"default={_expand(value, env)} ({cfg}:{n})" + stale
     if cfg is not None:
         return None, f"{cfg} sets no default: entry 0"
     found = _grub_default(fs)
