@@ -102,12 +102,34 @@ def test_m416_on_6_12_masters_come_back_at_64(content: Content) -> None:
     objs = _objects(content, "azure-m416-kernel-6.12", "azure-sap-hana", "nic-settings-persistent")
     for master in ("eth0", "eth1"):
         assert (objs[master].status, objs[master].predicted) == ("fail", "64")
-        assert objs[master].source == "driver default (hv_netvsc, Linux 6.12: 64)"
+        # the result names the kernel it assumed: no boot loader files, so the running one
+        assert objs[master].source == ("driver default (hv_netvsc, Linux 6.12: 64) of 6.12.0-160000.5-default "
+                                       "(the running kernel: no GRUB, BLS or boot/vmlinuz files)")
         assert objs[master].fix.command == f"ethtool -L {master} combined 16"
     for vf in ("enP30832s1", "enP30833s2"):
         assert (objs[vf].status, objs[vf].predicted) == ("pass", "16")
     # the same configuration on Linux 5.14 (azure-m-tuned's masters are configured; the
     # 5.14 default 8 would pass as well: see scenarios netvsc_default_8_on_5_14.pass)
+
+
+def test_pending_6_14_kernel_masters_come_back_at_32(content: Content, tmp_path: Path) -> None:
+    """Ubuntu 24.04, 128 vCPUs, running 6.8 with 6.14 first in grub.cfg (GRUB_DEFAULT=0):
+    the masters come back at 6.14's hv_netvsc default vCPUs/4 = 32, and the source says
+    which kernel was assumed and that it is not the running one. Without the boot files the
+    running kernel's 8 is assumed and the check passes (the verdict before this change)."""
+    objs = _objects(content, "azure-ubuntu-next-kernel-6.14", "azure-sap-hana", "nic-settings-persistent")
+    for master in ("eth0", "eth1"):
+        assert (objs[master].status, objs[master].predicted) == ("fail", "32"), objs[master].message
+        assert objs[master].source.startswith("driver default (hv_netvsc, Linux 6.14: 32) of 6.14.0-1012-azure "
+                                              "(the GRUB default entry 'Ubuntu'")
+        assert objs[master].source.endswith("; running 6.8.0-1021-azure)")
+    root = tmp_path / "host"
+    shutil.copytree(EXAMPLES / "azure-ubuntu-next-kernel-6.14", root, symlinks=True)
+    shutil.rmtree(root / "boot")
+    scan = engine.scan(content, content.resolve("azure-sap-hana"), str(root))
+    before = {o.object: o for r in scan.results if r.check == "nic-settings-persistent" for o in r.objects}
+    assert (before["eth0"].status, before["eth0"].predicted) == ("pass", "8")
+    assert before["eth0"].source.endswith("of 6.8.0-1021-azure (the running kernel: no GRUB, BLS or boot/vmlinuz files)")
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")

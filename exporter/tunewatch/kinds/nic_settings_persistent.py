@@ -105,15 +105,16 @@ def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
 
 
 def _driver_default(t: Target, iface, key: str):
+    """The driver default of the kernel that boots next (Facts.default names it)."""
     try:
-        host, vcpus = t.facts.host, len(t.facts.topology.online)
+        vcpus = len(t.facts.topology.online)
     except (FactError, ParseError):
-        host, vcpus = None, None
+        vcpus = None
     try:
         device = t.facts.ethtool(iface.name)
     except (FactError, ParseError):
         device = None
-    return t.facts.defaults.lookup(iface.driver, key, host, vcpus, device)
+    return t.facts.default(iface.driver, key, vcpus, device)
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
