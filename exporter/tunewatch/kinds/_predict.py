@@ -7,7 +7,7 @@ or UNKNOWN) and `source` (`configured by FILE`, `driver default (...)`, `module 
 
 from __future__ import annotations
 
-from ..results import UNKNOWN, ObjectResult
+from ..results import ERROR, NOTAPPLICABLE, UNKNOWN, AfterReadd, ObjectResult
 
 
 def configured_by(source: str) -> str:
@@ -26,3 +26,35 @@ def complete(results: list[ObjectResult]) -> list[ObjectResult]:
             o.predicted = UNKNOWN
             o.source = o.source or f"could not predict: {o.message}"
     return results
+
+
+NOT_AFFECTED = "not affected by a re-add"
+DEVICE_KINDS = frozenset({"nic_settings_persistent", "irq_affinity_persistent"})  # they set after_readd themselves
+
+
+def is_persistent(check) -> bool:
+    return bool(check.runtime_check) or check.id.endswith("-persistent")
+
+
+def complete_readd(kind: str, objects: list[ObjectResult], runtime=None, runtime_id: str | None = None) -> None:
+    """Every object of a `-persistent` check carries `after_readd`. A setting no device
+    event touches (sysctls, mount options, service state) keeps its runtime value: the
+    runtime check's object of the same name (`runtime`, a CheckResult, when it ran)."""
+    by_name = {o.object: o for o in runtime.objects} if runtime is not None else {}
+    for o in objects:
+        if o.after_readd is not None:
+            continue
+        if o.status in (ERROR, NOTAPPLICABLE) or kind in DEVICE_KINDS:
+            o.after_readd = AfterReadd(UNKNOWN if o.status != NOTAPPLICABLE else "-", (f"could not predict: {o.message}" if o.status != NOTAPPLICABLE
+                                        else o.message),
+                                       o.status if o.status in (ERROR, NOTAPPLICABLE) else ERROR)
+            continue
+        r = by_name.get(o.object)
+        if r is None and runtime is not None and len(runtime.objects) == 1:
+            r = runtime.objects[0]
+        if r is None:
+            why = f"the runtime check {runtime_id} was not run" if runtime is None else \
+                f"the runtime check {runtime_id} has no object {o.object}"
+            o.after_readd = AfterReadd(UNKNOWN, f"{NOT_AFFECTED} ({why}, so its value is not known)", NOTAPPLICABLE)
+        else:
+            o.after_readd = AfterReadd(r.actual, NOT_AFFECTED, r.status)
