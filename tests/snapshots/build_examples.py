@@ -802,10 +802,12 @@ ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $n
 
 def azure_m(name: str, *, rebooted: bool, kernel: str = AZ_KERNEL, nodes: dict | None = None,
             os_key: str = "sles15sp4", master_queues: bool = True, netvsc_max: int = 64,
-            hostname: str = "hanadb01") -> None:
+            hostname: str = "hanadb01", irq_pinning: str = "oneshot") -> None:
     """`master_queues`: ifcfg ETHTOOL_OPTIONS set the hv_netvsc masters' channels (seed 000);
     without it only the VFs are configured (their udev rule) and the masters come back at
-    their driver default."""
+    their driver default. `irq_pinning`: "oneshot" (a boot oneshot unit runs
+    set_irq_affinity_cpulist.sh: lost when a VF is re-added) or "udev" (a rule on the VF's
+    add event runs it: re-applied)."""
     r = Root(name)
     rng = random.Random(name)
     nodes = nodes or AZ_NODES
@@ -873,6 +875,11 @@ def azure_m(name: str, *, rebooted: bool, kernel: str = AZ_KERNEL, nodes: dict |
         enable(r, unit)
     if rebooted:
         enable(r, "irqbalance.service")
+    elif irq_pinning == "udev":
+        # the same script on every add of an mlx5 VF, whatever name it comes back under
+        r.write("etc/udev/rules.d/71-azure-an-irq-affinity.rules",
+                'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
+                'RUN+="/usr/local/sbin/set_irq_affinity_cpulist.sh 2-31 $name"\n')
     else:
         # boot-time IRQ pinning for both AN VFs (mlnx-tools script, seed 000 step 7)
         r.write("etc/systemd/system/mlnx-irq-affinity.service", f"""[Unit]
@@ -1636,6 +1643,9 @@ BUILDERS = {
                                               nodes=M416_NODES, os_key="sles16", master_queues=False,
                                               hostname="hanadb416"),
     "bigip-ve-esxi": bigip_ve,
+    "azure-m-pinned-oneshot": lambda: azure_m("azure-m-pinned-oneshot", rebooted=False, hostname="hanadb02"),
+    "azure-m-pinned-udev": lambda: azure_m("azure-m-pinned-udev", rebooted=False, hostname="hanadb03",
+                                           irq_pinning="udev"),
 }
 
 

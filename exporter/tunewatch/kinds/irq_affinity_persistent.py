@@ -150,7 +150,7 @@ def _after_readd(iface, again: list[str], balancer: bool) -> AfterReadd:
         return AfterReadd("moved by irqbalance", "irqbalance runs and places the new IRQs of a re-added device", FAIL)
     if again:
         return AfterReadd("pinned", f"re-applied on add by {', '.join(again)}", PASS)
-    return AfterReadd(UNKNOWN, f"driver default (the kernel's default affinity for the new IRQs of {iface.name}; "
+    return AfterReadd("default affinity", f"driver default (the kernel's default affinity for the new IRQs of {iface.name}; "
                                "no mechanism that pins them runs on its add event)", FAIL)
 
 
