@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tunewatch.results import STATUSES
 from tunewatch.scan import engine
 from tunewatch.host import fs as fs_module
 from tunewatch.content.catalog import Content
@@ -36,6 +37,10 @@ def _assert_data(result) -> None:
     for o in result.objects:
         if persistent:  # every object of every -persistent check, whatever its kind or status
             assert o.predicted and o.source, f"{result.check} {o.object}: no prediction ({o.message})"
+        if persistent or result.check.endswith("-persistent"):  # and what a re-add of its device leaves
+            after = o.after_readd
+            assert after is not None and after.predicted and after.source, f"{result.check} {o.object}: no after_readd"
+            assert after.status in STATUSES, (result.check, o.object, after.status)
     if result.kind not in PERSISTENT_KINDS:
         return  # udev_attr's (nfs-readahead-persistent) sources belong to the udev engine's work
     for o in result.objects:
@@ -150,3 +155,27 @@ def test_the_model_reads_no_file_twice(content: Content, example: str, monkeypat
     assert opened  # the counter saw the scan's reads
     twice = sorted({rel for rel in opened if opened.count(rel) > 1 and not ELSEWHERE.match(rel)})
     assert twice == []
+
+
+@pytest.mark.parametrize("example,after", [("azure-m-pinned-oneshot", "fail"), ("azure-m-pinned-udev", "pass")])
+def test_irq_pinning_after_a_vf_readd(content: Content, example: str, after: str) -> None:
+    """Both hosts pass every check (the next boot pins the VFs); only the udev rule pins
+    the new IRQs of a VF that Azure re-adds during host servicing."""
+    scan = engine.scan(content, content.resolve("azure-sap-hana"), str(EXAMPLES / example))
+    assert scan.compliant
+    objs = _objects(content, example, "azure-sap-hana", "nic-irq-affinity-persistent")
+    assert {o.status for o in objs.values()} == {"pass"}
+    assert {o.after_readd.status for o in objs.values()} == {after}
+
+
+def test_json_report_carries_after_readd_on_every_persistent_object(content: Content) -> None:
+    import json
+
+    from tunewatch.outputs.report import render_json
+
+    scan = engine.scan(content, content.resolve("auto"), str(EXAMPLES / "azure-m-pinned-oneshot"))
+    doc = json.loads(render_json(scan))
+    persistent = [o for r in doc["results"] if r["check"].endswith("-persistent") for o in r["objects"]]
+    assert persistent and all(set(o["after_readd"]) == {"predicted", "source", "status"} for o in persistent)
+    irqbalance = next(r for r in doc["results"] if r["check"] == "irqbalance-disabled-persistent")["objects"][0]
+    assert irqbalance["after_readd"]["source"] == "not affected by a re-add"
