@@ -25,6 +25,7 @@ from ..facts import readd
 from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
 from .base import Target
 
+MOVED_BY_IRQBALANCE = "moved by irqbalance"  # after_readd.predicted where irqbalance places the new IRQs
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
 _REGEX = {"type": "string", "format": "regex"}
 VARS_SCHEMA = {"type": "object", "required": ["patterns"], "additionalProperties": False,
@@ -147,7 +148,7 @@ def _after_readd(iface, again: list[str], balancer: bool) -> AfterReadd:
     irqbalance is told of the add (a udev rule signals it, and its periodic rescan finds
     new IRQs) and places them itself, whatever pinned them."""
     if balancer:
-        return AfterReadd("moved by irqbalance", "irqbalance runs and places the new IRQs of a re-added device", FAIL)
+        return AfterReadd(MOVED_BY_IRQBALANCE, "irqbalance runs and places the new IRQs of a re-added device", FAIL)
     if again:
         return AfterReadd("pinned", f"re-applied on add by {', '.join(again)}", PASS)
     return AfterReadd("default affinity", f"driver default (the kernel's default affinity for the new IRQs of {iface.name}; "
