@@ -176,6 +176,7 @@ HOST_SCOPE: dict[str, set[str]] = {
     "Checks now/B": {"azure-m-rebooted", "vmware-vmxnet3-default", SWITCHED},
     "CPUs per NUMA node": NIC_HOSTS,  # by default the nodes that hold NIC data IRQs
     "Data IRQs per NUMA node": QUEUE_IRQ_HOSTS,
+    "Lost on a re-add": NIC_HOSTS,  # the checks whose objects a device re-add touches: NIC checks only
     # Detail rows (--metrics.detail)
     "Objects": DETAIL_HOSTS,
     "Queues vs limit": QUEUE_IRQ_HOSTS & DETAIL_HOSTS,
