@@ -7,6 +7,8 @@ or UNKNOWN) and `source` (`configured by FILE`, `driver default (...)`, `module 
 
 from __future__ import annotations
 
+import re
+
 from ..results import ERROR, NOTAPPLICABLE, UNKNOWN, AfterReadd, ObjectResult
 
 
@@ -29,6 +31,7 @@ def complete(results: list[ObjectResult]) -> list[ObjectResult]:
 
 
 NOT_AFFECTED = "not affected by a re-add"
+_PER_INTERFACE = re.compile(r"^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\.")  # reset when the NIC is re-added
 DEVICE_KINDS = frozenset({"nic_settings_persistent", "irq_affinity_persistent"})  # they set after_readd themselves
 
 
@@ -48,6 +51,11 @@ def complete_readd(kind: str, objects: list[ObjectResult], runtime=None, runtime
             o.after_readd = AfterReadd(UNKNOWN if o.status != NOTAPPLICABLE else "-", (f"could not predict: {o.message}" if o.status != NOTAPPLICABLE
                                         else o.message),
                                        o.status if o.status in (ERROR, NOTAPPLICABLE) else ERROR)
+            continue
+        if kind == "sysctl" and _PER_INTERFACE.match(o.object):
+            # systemd 99-systemd.rules: on a net add, `systemd-sysctl --prefix=/net/ipv4/conf/$name ...`
+            o.after_readd = AfterReadd(o.predicted or UNKNOWN, f"re-applied on add by systemd-sysctl --prefix="
+                                       f"/net/.../$name (udev 99-systemd.rules): {o.source}", o.status)
             continue
         r = by_name.get(o.object)
         if r is None and runtime is not None and len(runtime.objects) == 1:
