@@ -48,9 +48,10 @@ def complete_readd(kind: str, objects: list[ObjectResult], runtime=None, runtime
         if o.after_readd is not None:
             continue
         if o.status in (ERROR, NOTAPPLICABLE) or kind in DEVICE_KINDS:
-            o.after_readd = AfterReadd(UNKNOWN if o.status != NOTAPPLICABLE else "-", (f"could not predict: {o.message}" if o.status != NOTAPPLICABLE
-                                        else o.message),
-                                       o.status if o.status in (ERROR, NOTAPPLICABLE) else ERROR)
+            if o.status == NOTAPPLICABLE:
+                o.after_readd = AfterReadd("-", o.message, NOTAPPLICABLE)
+            else:  # an error, or a device kind that left an object without one: not decided
+                o.after_readd = AfterReadd(UNKNOWN, f"could not predict: {o.message}", ERROR)
             continue
         if kind == "sysctl" and _PER_INTERFACE.match(o.object):
             # systemd 99-systemd.rules: on a net add, `systemd-sysctl --prefix=/net/ipv4/conf/$name ...`
