@@ -179,3 +179,41 @@ def test_json_report_carries_after_readd_on_every_persistent_object(content: Con
     assert persistent and all(set(o["after_readd"]) == {"predicted", "source", "status"} for o in persistent)
     irqbalance = next(r for r in doc["results"] if r["check"] == "irqbalance-disabled-persistent")["objects"][0]
     assert irqbalance["after_readd"]["source"] == "not affected by a re-add"
+
+
+@pytest.mark.parametrize("directory", [d for d in ALL if d.parent.name == "nic_settings_persistent"],
+                         ids=lambda d: d.name)
+def test_every_mechanism_says_whether_it_runs_on_add(directory: Path) -> None:
+    """Each PersistedEthtool of the existing mechanisms (ifcfg, keyfiles, .link files, udev
+    rules, dispatcher scripts and units) is classified: runs again on the device's add
+    event or not (None only for a mechanism not yet classified)."""
+    from tunewatch.facts.context import Facts
+
+    facts = Facts(FS(str(directory / "root")))
+    try:
+        entries = facts.persisted_ethtool
+    except Exception:  # noqa: BLE001 - a scenario whose facts are unreadable on purpose
+        pytest.skip("facts unreadable in this scenario")
+    for e in entries:
+        if not e.problem:
+            assert e.on_add in (True, False), (directory.name, e)
+
+
+def test_on_add_follows_the_consumer() -> None:
+    """udev rule and .link: on add; wicked STARTMODE=onboot: on add; a dispatcher script
+    reaching the VF through the master's lower_* link: not on add."""
+    from tunewatch.facts.context import Facts
+
+    def entries(name: str) -> dict[str, bool | None]:
+        root = Path(__file__).parent / "scenarios" / "nic_settings_persistent" / name / "root"
+        return {(e.source, t): e.on_add for e in Facts(FS(str(root))).persisted_ethtool if not e.problem
+                for t in e.targets}
+
+    udev = entries("udev_rule_reapplies_on_readd.pass")
+    assert udev[("etc/sysconfig/network/ifcfg-eth0:ETHTOOL_OPTIONS", "eth0")] is True
+    assert any(src.startswith("etc/udev/rules.d/") and t == "enP1s1" and on for (src, t), on in udev.items())
+    link = entries("link_file_reapplies_on_readd.pass")
+    assert link[("etc/systemd/network/10-vmxnet3.link", "ens192")] is True
+    dispatcher = entries("dispatcher_on_master_not_rerun.pass")
+    assert {on for (src, t), on in dispatcher.items() if t == "enP1s1"} == {False}
+    assert {on for (src, t), on in dispatcher.items() if t == "eth0"} == {True}
