@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tunewatch.results import STATUSES
 from tunewatch.scan import engine
 from tunewatch.host import fs as fs_module
 from tunewatch.content.catalog import Content
@@ -36,6 +37,10 @@ def _assert_data(result) -> None:
     for o in result.objects:
         if persistent:  # every object of every -persistent check, whatever its kind or status
             assert o.predicted and o.source, f"{result.check} {o.object}: no prediction ({o.message})"
+        if persistent or result.check.endswith("-persistent"):  # and what a re-add of its device leaves
+            after = o.after_readd
+            assert after is not None and after.predicted and after.source, f"{result.check} {o.object}: no after_readd"
+            assert after.status in STATUSES, (result.check, o.object, after.status)
     if result.kind not in PERSISTENT_KINDS:
         return  # udev_attr's (nfs-readahead-persistent) sources belong to the udev engine's work
     for o in result.objects:
@@ -172,3 +177,65 @@ def test_the_model_reads_no_file_twice(content: Content, example: str, monkeypat
     assert opened  # the counter saw the scan's reads
     twice = sorted({rel for rel in opened if opened.count(rel) > 1 and not ELSEWHERE.match(rel)})
     assert twice == []
+
+
+@pytest.mark.parametrize("example,after", [("azure-m-pinned-oneshot", "fail"), ("azure-m-pinned-udev", "pass")])
+def test_irq_pinning_after_a_vf_readd(content: Content, example: str, after: str) -> None:
+    """Both hosts pass every check (the next boot pins the VFs); only the udev rule pins
+    the new IRQs of a VF that Azure re-adds during host servicing."""
+    scan = engine.scan(content, content.resolve("azure-sap-hana"), str(EXAMPLES / example))
+    assert scan.compliant
+    objs = _objects(content, example, "azure-sap-hana", "nic-irq-affinity-persistent")
+    assert {o.status for o in objs.values()} == {"pass"}
+    assert {o.after_readd.status for o in objs.values()} == {after}
+
+
+def test_json_report_carries_after_readd_on_every_persistent_object(content: Content) -> None:
+    import json
+
+    from tunewatch.outputs.report import render_json
+
+    scan = engine.scan(content, content.resolve("auto"), str(EXAMPLES / "azure-m-pinned-oneshot"))
+    doc = json.loads(render_json(scan))
+    persistent = [o for r in doc["results"] if r["check"].endswith("-persistent") for o in r["objects"]]
+    assert persistent and all(set(o["after_readd"]) == {"predicted", "source", "status"} for o in persistent)
+    irqbalance = next(r for r in doc["results"] if r["check"] == "irqbalance-disabled-persistent")["objects"][0]
+    assert irqbalance["after_readd"]["source"] == "not affected by a re-add"
+
+
+@pytest.mark.parametrize("directory", [d for d in ALL if d.parent.name == "nic_settings_persistent"],
+                         ids=lambda d: d.name)
+def test_every_mechanism_says_whether_it_runs_on_add(directory: Path) -> None:
+    """Each PersistedEthtool of the existing mechanisms (ifcfg, keyfiles, .link files, udev
+    rules, dispatcher scripts and units) is classified: runs again on the device's add
+    event or not (None only for a mechanism not yet classified)."""
+    from tunewatch.facts.context import Facts
+
+    facts = Facts(FS(str(directory / "root")))
+    try:
+        entries = facts.persisted_ethtool
+    except Exception:  # noqa: BLE001 - a scenario whose facts are unreadable on purpose
+        pytest.skip("facts unreadable in this scenario")
+    for e in entries:
+        if not e.problem:
+            assert e.on_add in (True, False), (directory.name, e)
+
+
+def test_on_add_follows_the_consumer() -> None:
+    """udev rule and .link: on add; wicked STARTMODE=onboot: on add; a dispatcher script
+    reaching the VF through the master's lower_* link: not on add."""
+    from tunewatch.facts.context import Facts
+
+    def entries(name: str) -> dict[str, bool | None]:
+        root = Path(__file__).parent / "scenarios" / "nic_settings_persistent" / name / "root"
+        return {(e.source, t): e.on_add for e in Facts(FS(str(root))).persisted_ethtool if not e.problem
+                for t in e.targets}
+
+    udev = entries("udev_rule_reapplies_on_readd.pass")
+    assert udev[("etc/sysconfig/network/ifcfg-eth0:ETHTOOL_OPTIONS", "eth0")] is True
+    assert any(src.startswith("etc/udev/rules.d/") and t == "enP1s1" and on for (src, t), on in udev.items())
+    link = entries("link_file_reapplies_on_readd.pass")
+    assert link[("etc/systemd/network/10-vmxnet3.link", "ens192")] is True
+    dispatcher = entries("dispatcher_on_master_not_rerun.pass")
+    assert {on for (src, t), on in dispatcher.items() if t == "enP1s1"} == {False}
+    assert {on for (src, t), on in dispatcher.items() if t == "eth0"} == {True}

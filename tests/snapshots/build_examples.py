@@ -870,11 +870,14 @@ ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $n
 
 def azure_m(name: str, *, rebooted: bool, kernel: str = AZ_KERNEL, nodes: dict | None = None,
             os_key: str = "sles15sp4", master_queues: bool = True, netvsc_max: int = 64,
-            hostname: str = "hanadb01", master_runtime: int = 16, ubuntu: bool = False, extra=None) -> None:
+            hostname: str = "hanadb01", master_runtime: int = 16, ubuntu: bool = False, extra=None,
+            irq_pinning: str = "oneshot") -> None:
     """`master_queues`: ifcfg ETHTOOL_OPTIONS set the hv_netvsc masters' channels (seed 000);
     without it only the VFs are configured (their udev rule) and the masters come back at
     their driver default. `ubuntu`: systemd-networkd and walinuxagent instead of wicked and
-    SUSE ifcfg files, an ext4 root; `extra(r)` adds files (boot loader) at the end."""
+    SUSE ifcfg files, an ext4 root; `extra(r)` adds files (boot loader) at the end.
+    `irq_pinning`: "oneshot" (a boot oneshot unit runs set_irq_affinity_cpulist.sh: lost when
+    a VF is re-added) or "udev" (a rule on the VF's add event runs it: re-applied)."""
     r = Root(name)
     rng = random.Random(name)
     nodes = nodes or AZ_NODES
@@ -946,6 +949,11 @@ def azure_m(name: str, *, rebooted: bool, kernel: str = AZ_KERNEL, nodes: dict |
         enable(r, unit)
     if rebooted:
         enable(r, "irqbalance.service")
+    elif irq_pinning == "udev":
+        # the same script on every add of an mlx5 VF, whatever name it comes back under
+        r.write("etc/udev/rules.d/71-azure-an-irq-affinity.rules",
+                'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
+                'RUN+="/usr/local/sbin/set_irq_affinity_cpulist.sh 2-31 $name"\n')
     else:
         # boot-time IRQ pinning for both AN VFs (mlnx-tools script, seed 000 step 7)
         r.write("etc/systemd/system/mlnx-irq-affinity.service", f"""[Unit]
@@ -1918,6 +1926,9 @@ BUILDERS = {
         "azure-ubuntu-next-kernel-6.14", rebooted=False, kernel=NEXT_KERNEL_RUNNING, nodes=M128_NODES,
         os_key="ubuntu2404", master_queues=False, hostname="hanadb128", master_runtime=8, ubuntu=True,
         extra=lambda r: ubuntu_boot_files(r, [NEXT_KERNEL_PENDING, NEXT_KERNEL_RUNNING])),
+    "azure-m-pinned-oneshot": lambda: azure_m("azure-m-pinned-oneshot", rebooted=False, hostname="hanadb02"),
+    "azure-m-pinned-udev": lambda: azure_m("azure-m-pinned-udev", rebooted=False, hostname="hanadb03",
+                                           irq_pinning="udev"),
 }
 
 

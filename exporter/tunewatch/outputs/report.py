@@ -28,6 +28,8 @@ def _object_dict(o) -> dict:
     d = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual, "message": o.message}
     if o.predicted is not None:
         d["predicted"], d["source"] = o.predicted, o.source
+    if o.after_readd is not None:
+        d["after_readd"] = o.after_readd.to_dict()
     if o.fix is not None:
         d["fix"] = o.fix.to_dict()
     if o.waiver:
