@@ -86,6 +86,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
     results = []
     balancer = _irqbalance_running(t)
     unmanaged = _unmanaged(t)
+    kernel = _running_kernel(t)
     for iface in t.interfaces():
         # (source, runs again on the device's add event)
         found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning if _names(iface.name, code[s.source])]
@@ -99,7 +100,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                 found += [(f"{s.source} (runs {spec['pattern']})", readd.bound_to_device(t.facts.fs, s))
                           for s in scripts if s.problem is None and re.search(spec["pattern"], code[s.source])]
         hits = [src for src, _ in found]
-        after = _after_readd(iface, [src for src, again in found if again], balancer)
+        after = _after_readd(iface, [src for src, again in found if again], balancer, kernel)
         if hits:
             results.append(ObjectResult(iface.name, PASS, "pinned at boot", ", ".join(hits),
                                         f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}",
@@ -143,16 +144,25 @@ def _on_add(t: Target, script, iface: str, unmanaged: set[str]) -> bool:
     return readd.bound_to_device(t.facts.fs, script)
 
 
-def _after_readd(iface, again: list[str], balancer: bool) -> AfterReadd:
-    """The new IRQs of a re-added device start at the kernel's default affinity; a running
+def _running_kernel(t: Target) -> str:
+    try:
+        return t.facts.host.kernel
+    except (FactError, ParseError):
+        return "(release unreadable)"
+
+
+def _after_readd(iface, again: list[str], balancer: bool, kernel: str) -> AfterReadd:
+    """The new IRQs of a re-added device start at the running kernel's default affinity
+    (no reboot, so no other kernel: SPEC §2 "After a driver update"); a running
     irqbalance is told of the add (a udev rule signals it, and its periodic rescan finds
     new IRQs) and places them itself, whatever pinned them."""
     if balancer:
         return AfterReadd(MOVED_BY_IRQBALANCE, "irqbalance runs and places the new IRQs of a re-added device", FAIL)
     if again:
         return AfterReadd("pinned", f"re-applied on add by {', '.join(again)}", PASS)
-    return AfterReadd("default affinity", f"driver default (the kernel's default affinity for the new IRQs of {iface.name}; "
-                               "no mechanism that pins them runs on its add event)", FAIL)
+    return AfterReadd("default affinity", f"driver default (the default affinity the running kernel {kernel} gives "
+                                          f"the new IRQs of {iface.name}; no mechanism that pins them runs on its "
+                                          "add event)", FAIL)
 
 
 def _fix(iface) -> Fix:
