@@ -22,7 +22,7 @@ import re
 from ._predict import complete, configured_by
 from ..errors import FactError, ParseError
 from ..facts import readd
-from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
+from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
 from .base import Target
 
 MOVED_BY_IRQBALANCE = "moved by irqbalance"  # after_readd.predicted where irqbalance places the new IRQs
@@ -123,11 +123,12 @@ def evaluate(t: Target) -> list[ObjectResult]:
     return complete(results)
 
 
-def _irqbalance_running(t: Target) -> bool:
+def _irqbalance_running(t: Target) -> bool | None:
+    """None: the process list is unreadable, so whether irqbalance moves the new IRQs is not known."""
     try:
         return "irqbalance" in t.facts.processes.values()
     except (FactError, ParseError):
-        return False
+        return None
 
 
 def _unmanaged(t: Target) -> set[str]:
@@ -151,13 +152,16 @@ def _running_kernel(t: Target) -> str:
         return "(release unreadable)"
 
 
-def _after_readd(iface, again: list[str], balancer: bool, kernel: str) -> AfterReadd:
+def _after_readd(iface, again: list[str], balancer: bool | None, kernel: str) -> AfterReadd:
     """The new IRQs of a re-added device start at the running kernel's default affinity
     (no reboot, so no other kernel: SPEC §2 "After a driver update"); a running
     irqbalance is told of the add (a udev rule signals it, and its periodic rescan finds
     new IRQs) and places them itself, whatever pinned them."""
     if balancer:
         return AfterReadd(MOVED_BY_IRQBALANCE, "irqbalance runs and places the new IRQs of a re-added device", FAIL)
+    if again and balancer is None:  # unreadable never means pass
+        return AfterReadd(UNKNOWN, f"could not predict: re-applied on add by {', '.join(again)}, but the process "
+                                   "list is unreadable, so whether irqbalance moves the new IRQs is not known", ERROR)
     if again:
         return AfterReadd("pinned", f"re-applied on add by {', '.join(again)}", PASS)
     return AfterReadd("default affinity", f"driver default (the default affinity the running kernel {kernel} gives "
