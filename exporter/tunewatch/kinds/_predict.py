@@ -32,6 +32,15 @@ def complete(results: list[ObjectResult]) -> list[ObjectResult]:
 
 NOT_AFFECTED = "not affected by a re-add"
 PER_INTERFACE = re.compile(r"^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\.")  # reset when the NIC is re-added
+
+
+def default_sibling(key: str) -> str | None:
+    """`net.ipv4.conf.eth0.rp_filter` -> `net.ipv4.conf.default.rp_filter`: the entry a device
+    added without a reboot copies its per-interface value from (None for other keys)."""
+    m = PER_INTERFACE.match(key)
+    return None if m is None else m.group(0).rsplit(".", 2)[0] + ".default." + key[m.end():]
+
+
 DEVICE_KINDS = frozenset({"nic_settings_persistent", "irq_affinity_persistent"})  # they set after_readd themselves
 
 

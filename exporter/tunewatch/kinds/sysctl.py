@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import FactError, ParseError
 from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, Setting
-from ._predict import PER_INTERFACE
+from ._predict import default_sibling
 from .base import Target, as_number
 
 SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
@@ -73,10 +73,9 @@ def _inherited_on_add(t: Target, key: str, expected) -> AfterReadd | None:
     running kernel's `default` entry (devinet.c inetdev_init() `memcpy(&in_dev->cnf,
     ...devconf_dflt, ...)`, addrconf.c ipv6_add_dev(), neighbour.c neigh_parms_alloc() from
     `tbl->parms`), not the next kernel's built-in default. None for other keys."""
-    m = PER_INTERFACE.match(key)
-    if m is None:
+    sibling = default_sibling(key)
+    if sibling is None:
         return None
-    sibling = m.group(0).rsplit(".", 2)[0] + ".default." + key[m.end():]
     try:
         kernel = t.facts.host.kernel
         value = t.facts.sysctl_runtime(sibling)
