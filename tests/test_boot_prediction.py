@@ -128,6 +128,12 @@ def test_pending_6_14_kernel_masters_come_back_at_32(content: Content, tmp_path:
         assert objs[master].source.startswith("driver default (hv_netvsc, Linux 6.14: 32) of 6.14.0-1012-azure "
                                               "(the GRUB default entry 'Ubuntu'")
         assert objs[master].source.endswith("; running 6.8.0-1021-azure)")
+        # a re-add or driver reload without a reboot: the running 6.8's driver, not 6.14's (SPEC §2)
+        after = objs[master].after_readd
+        assert (after.status, after.predicted) == ("pass", "8"), after
+        assert after.source == "driver default (hv_netvsc, Linux 6.8: 8) of the running kernel 6.8.0-1021-azure"
+    for vf in ("enP30832s1", "enP30833s2"):
+        assert (objs[vf].after_readd.status, objs[vf].after_readd.predicted) == ("pass", "16")
     root = tmp_path / "host"
     shutil.copytree(EXAMPLES / "azure-ubuntu-next-kernel-6.14", root, symlinks=True)
     shutil.rmtree(root / "boot")

@@ -133,7 +133,8 @@ class Facts:
                 running: bool = False):
         """The driver/module/kernel default of `setting` for the kernel that boots next
         (`running`: for the running kernel, as a driver re-added without a reboot comes
-        back), its source naming that kernel (and the running one when they differ); None
+        back: `... of the running kernel R`), its source naming that kernel (and the running
+        one when they differ); None
         when content does not know it. FactError/ParseError when the next kernel cannot be told."""
         try:
             same = self.defaults.lookup(module, setting, self.host, vcpus, device)
@@ -150,6 +151,9 @@ class Facts:
         found = self.defaults.lookup(module, setting, host, vcpus, device)
         if found is None:
             return None
+        if running:
+            return found.replace(source=f"{found.source} of the running kernel "
+                                        f"{host.kernel if host else '(release unreadable)'}")
         if nxt is None:
             return found.replace(source=f"{found.source} of {host.kernel if host else 'unknown'} (the running kernel)")
         return found.replace(source=f"{found.source} of {nxt.describe()}")

@@ -22,7 +22,7 @@ import re
 from ._predict import complete, configured_by
 from ..errors import FactError, ParseError
 from ..facts import readd
-from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
+from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
 from .base import Target
 
 MOVED_BY_IRQBALANCE = "moved by irqbalance"  # after_readd.predicted where irqbalance places the new IRQs
@@ -86,6 +86,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
     results = []
     balancer = _irqbalance_running(t)
     unmanaged = _unmanaged(t)
+    kernel = _running_kernel(t)
     for iface in t.interfaces():
         # (source, runs again on the device's add event)
         found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning if _names(iface.name, code[s.source])]
@@ -99,7 +100,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                 found += [(f"{s.source} (runs {spec['pattern']})", readd.bound_to_device(t.facts.fs, s))
                           for s in scripts if s.problem is None and re.search(spec["pattern"], code[s.source])]
         hits = [src for src, _ in found]
-        after = _after_readd(iface, [src for src, again in found if again], balancer)
+        after = _after_readd(iface, [src for src, again in found if again], balancer, kernel)
         if hits:
             results.append(ObjectResult(iface.name, PASS, "pinned at boot", ", ".join(hits),
                                         f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}",
@@ -122,11 +123,12 @@ def evaluate(t: Target) -> list[ObjectResult]:
     return complete(results)
 
 
-def _irqbalance_running(t: Target) -> bool:
+def _irqbalance_running(t: Target) -> bool | None:
+    """None: the process list is unreadable, so whether irqbalance moves the new IRQs is not known."""
     try:
         return "irqbalance" in t.facts.processes.values()
     except (FactError, ParseError):
-        return False
+        return None
 
 
 def _unmanaged(t: Target) -> set[str]:
@@ -143,16 +145,28 @@ def _on_add(t: Target, script, iface: str, unmanaged: set[str]) -> bool:
     return readd.bound_to_device(t.facts.fs, script)
 
 
-def _after_readd(iface, again: list[str], balancer: bool) -> AfterReadd:
-    """The new IRQs of a re-added device start at the kernel's default affinity; a running
+def _running_kernel(t: Target) -> str:
+    try:
+        return t.facts.host.kernel
+    except (FactError, ParseError):
+        return "(release unreadable)"
+
+
+def _after_readd(iface, again: list[str], balancer: bool | None, kernel: str) -> AfterReadd:
+    """The new IRQs of a re-added device start at the running kernel's default affinity
+    (no reboot, so no other kernel: SPEC §2 "After a driver update"); a running
     irqbalance is told of the add (a udev rule signals it, and its periodic rescan finds
     new IRQs) and places them itself, whatever pinned them."""
     if balancer:
         return AfterReadd(MOVED_BY_IRQBALANCE, "irqbalance runs and places the new IRQs of a re-added device", FAIL)
+    if again and balancer is None:  # unreadable never means pass
+        return AfterReadd(UNKNOWN, f"could not predict: re-applied on add by {', '.join(again)}, but the process "
+                                   "list is unreadable, so whether irqbalance moves the new IRQs is not known", ERROR)
     if again:
         return AfterReadd("pinned", f"re-applied on add by {', '.join(again)}", PASS)
-    return AfterReadd("default affinity", f"driver default (the kernel's default affinity for the new IRQs of {iface.name}; "
-                               "no mechanism that pins them runs on its add event)", FAIL)
+    return AfterReadd("default affinity", f"driver default (the default affinity the running kernel {kernel} gives "
+                                          f"the new IRQs of {iface.name}; no mechanism that pins them runs on its "
+                                          "add event)", FAIL)
 
 
 def _fix(iface) -> Fix:

@@ -19,7 +19,7 @@ import re
 from ..errors import FactError, ParseError
 from ._predict import complete, configured_by
 from ..facts import readd
-from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
+from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, error_result
 from .base import Target, as_number, per_object
 
 VARS_SCHEMA = {
@@ -107,8 +107,10 @@ def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
     return wanted, ""
 
 
-def _driver_default(t: Target, iface, key: str):
-    """The driver default of the kernel that boots next (Facts.default names it)."""
+def _driver_default(t: Target, iface, key: str, running: bool = False):
+    """The driver default of the kernel that boots next, or (`running`) of the running one:
+    a device re-added or a driver reloaded without a reboot comes back at the defaults of
+    the driver loaded now (SPEC §2 "After a driver update"). Facts.default names the kernel."""
     try:
         vcpus = len(t.facts.topology.online)
     except (FactError, ParseError):
@@ -117,12 +119,13 @@ def _driver_default(t: Target, iface, key: str):
         device = t.facts.ethtool(iface.name)
     except (FactError, ParseError):
         device = None
-    return t.facts.default(iface.driver, key, vcpus, device)
+    return t.facts.default(iface.driver, key, vcpus, device, running=running)
 
 
 def _predict(t: Target, iface, judged: dict, applied: list[tuple[str, dict]], on_add: bool = False):
     """What `applied` (source, settings) leaves on `iface`, key by key, the driver default
-    where nothing sets a key: (found, missing, predicted, sources, assumed)."""
+    where nothing sets a key: (found, missing, predicted, sources, assumed). `on_add`: after
+    a re-add without a reboot, so the running kernel's driver default."""
     found, missing, predicted, sources, assumed = [], [], [], [], []
     for key, (wanted, _why) in judged.items():
         hits = [(src, settings[key]) for src, settings in applied if key in settings
@@ -137,7 +140,7 @@ def _predict(t: Target, iface, judged: dict, applied: list[tuple[str, dict]], on
             else:
                 missing.append(f"{key} (set to {'; '.join(f'{v} by {s}' for s, v in wrong)})")
         else:
-            default = _driver_default(t, iface, key)
+            default = _driver_default(t, iface, key, running=on_add)
             value = default.value if default else UNKNOWN
             source = default.source if default else "not configured; the driver default is unknown"
             if default is not None and _satisfies(default.value, wanted):
@@ -159,7 +162,8 @@ def _joined(predicted: list[str], n: int) -> str:
 
 
 def _after_readd(t: Target, iface, judged: dict, applied: list[tuple[str, dict]]) -> AfterReadd:
-    """The same prediction from only the mechanisms that run on the device's add event."""
+    """The same prediction from only the mechanisms that run on the device's add event, and
+    the running kernel's driver defaults: no reboot, so no other kernel."""
     _found, missing, predicted, sources, _assumed = _predict(t, iface, judged, applied, on_add=True)
     return AfterReadd(_joined(predicted, len(judged)), "; ".join(sources), FAIL if missing else PASS)
 
@@ -182,10 +186,15 @@ def evaluate(t: Target) -> list[ObjectResult]:
         want = " ".join(f"{k} {v}{why}" for k, (v, why) in judged.items())
         mine = [e for e in persisted if iface.name in e.targets]
         applied = [(e.source, e.settings) for e in mine if not e.problem] + _script_entries(t, iface)
-        found, missing, predicted, sources, assumed = _predict(t, iface, judged, applied)
         readd_applied = [(e.source, e.settings) for e in mine if not e.problem and e.on_add] \
             + _script_entries(t, iface, on_add=True)
         after = _after_readd(t, iface, judged, readd_applied)
+        try:  # the next kernel unreadable decides nothing about a re-add under the running one
+            found, missing, predicted, sources, assumed = _predict(t, iface, judged, applied)
+        except (FactError, ParseError) as e:
+            err = error_result(iface.name, e)
+            err.after_readd = after
+            return err
         boot = dict(predicted=_joined(predicted, len(judged)), source="; ".join(sources), after_readd=after)
         if not missing:
             note = f" ({'; '.join(dict.fromkeys(assumed))})" if assumed else ""

@@ -8,7 +8,8 @@ the wanted value, and names each one's value and source when they differ.
 from __future__ import annotations
 
 from ..errors import FactError, ParseError
-from ..results import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting
+from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, Setting
+from ._predict import default_sibling
 from .base import Target, as_number
 
 SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
@@ -67,8 +68,34 @@ def _builtin_of(t: Target) -> str:
         return ""  # not reached: modules_boot raised the same error before a module was judged late
 
 
+def _inherited_on_add(t: Target, key: str, expected) -> AfterReadd | None:
+    """A per-interface key nothing configures: a device added without a reboot copies the
+    running kernel's `default` entry (devinet.c inetdev_init() `memcpy(&in_dev->cnf,
+    ...devconf_dflt, ...)`, addrconf.c ipv6_add_dev(), neighbour.c neigh_parms_alloc() from
+    `tbl->parms`), not the next kernel's built-in default. None for other keys."""
+    sibling = default_sibling(key)
+    if sibling is None:
+        return None
+    try:
+        kernel = t.facts.host.kernel
+        value = t.facts.sysctl_runtime(sibling)
+    except (FactError, ParseError) as e:
+        return AfterReadd(UNKNOWN, f"could not predict: {sibling} of the running kernel is unreadable: {e}", ERROR)
+    if value is None:
+        return AfterReadd(UNKNOWN, f"could not predict: {sibling} is absent at runtime", ERROR)
+    return AfterReadd(value, f"copied on add from {sibling} of the running kernel {kernel} (nothing configures "
+                             f"{key}, so systemd-sysctl --prefix re-applies nothing)",
+                      PASS if _same(value, expected) else FAIL)
+
+
 def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
     """Nothing sets the key at boot: judge the default the kernel or module comes back with."""
+    result = _unset_boot(t, boot, key, expected, setting)
+    result.after_readd = _inherited_on_add(t, key, expected)
+    return result
+
+
+def _unset_boot(t: Target, boot, key: str, expected, setting) -> ObjectResult:
     late = boot.late_module(key)
     hint, never = "", None
     in_conf = boot.sysctl_conf.get(key)

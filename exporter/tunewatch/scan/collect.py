@@ -39,6 +39,7 @@ from ..facts.modules import MODULES_LOAD_DIRS
 from ..facts.nextkernel import BLS_DIR, GRUB_CFGS, GRUBENVS, VMLINUZ_LINK
 from ..facts.udev import RULES_DIRS
 from ..host.fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
+from ..kinds._predict import default_sibling
 from ..parsers.mountinfo import parse_mountinfo
 from ..parsers.sysctl_conf import sysctl_key_to_path
 
@@ -207,7 +208,8 @@ def _sysctl_keys(content: Content) -> set[str]:
         for sel in content.resolve(pid).checks:
             if sel.check.kind == "sysctl":
                 keys.update(sel.vars.get("settings", {}))
-    return keys
+    # a per-interface key re-added without a reboot copies its `default` entry (after_readd)
+    return keys | {d for d in map(default_sibling, keys) if d}
 
 
 def _link(s: _Snapshot, rel: str) -> None:
