@@ -108,7 +108,7 @@ class Facts:
 
     @fact
     def tuned(self):
-        return _reader("tuned").read_active_tuned(self.fs)
+        return _reader("tuned").read_active_tuned(self.fs, self.defaults.layouts.get("tuned"))
 
     @fact
     def sysctl_configured(self):

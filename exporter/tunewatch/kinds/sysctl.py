@@ -12,6 +12,7 @@ from ..results import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting
 from .base import Target, as_number
 
 SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
+ZEROED = "zeroed by the kernel"  # facts/sysctl_writes.py: the other form of a limit was written
 
 VARS_SCHEMA = {
     "type": "object", "required": ["settings", "source"], "additionalProperties": False,
@@ -124,7 +125,19 @@ def _configured(t: Target, boot, key: str, expected) -> ObjectResult:
                             predicted=final.value, source=_origin(final))
     actual = " / ".join(f"{v.value} ({name})" for name, v in set_views)
     verb = "disagree" if len({v.value for _, v in set_views}) > 1 else "set a wrong value"
-    wrong = sorted({v.source.split(":")[0] for _, v in set_views if not _same(v.value, expected)})
+    bad = [v for _, v in set_views if not _same(v.value, expected)]
+    zeroed = [v for v in bad if v.source.startswith(ZEROED)]
+    if zeroed:
+        # the other form of the limit was written later (facts/sysctl_writes.py): a sysctl.d
+        # value alone cannot win; it must be written after that write, or that write removed
+        note = (f"{zeroed[-1].source}; write {key} after it: in the active tuned profile's [sysctl], or keep it "
+                f"in /etc/sysctl.d with reapply_sysctl = 1 in /etc/tuned/tuned-main.conf; or remove that write")
+        return ObjectResult(key, FAIL, str(expected), actual,
+                            f"{key}: boot-time consumers {verb}: {shown}; {note}", setting,
+                            predicted=final.value, source=_origin(final),
+                            fix=Fix(file="/etc/tuned/tuned-main.conf", change="reapply_sysctl = 1",
+                                    note=f"with {key} = {expected} in {SYSCTL_FILE}; {note}"))
+    wrong = sorted({v.source.split(":")[0] for v in bad})
     return ObjectResult(key, FAIL, str(expected), actual,
                         f"{key}: boot-time consumers {verb}: {shown}; want {expected} from each: {fix} "
                         "and remove the other values", setting, predicted=final.value, source=_origin(final),

@@ -18,6 +18,13 @@ def evaluate(t: Target) -> list[ObjectResult]:
         return [ObjectResult("tuned", FAIL, wanted, "no active profile",
                              f"tuned has no active profile: {select.command}", fix=select)]
     chain = " -> ".join(active.chain)
+    if active.missing:
+        # loader.py `_load_profile()` raises for a name found nowhere: tuned applies no profile
+        dirs = ", ".join(f"/{d}" for d in active.dirs)
+        return [ObjectResult("tuned", FAIL, wanted, f"{active.name} (cannot load {', '.join(active.missing)})",
+                             f"tuned cannot find profile {', '.join(active.missing)} in {dirs}: it loads no profile "
+                             f"at all, {active.name} included: move it into one of these or {select.command}",
+                             fix=select)]
     if wanted not in active.chain:
         return [ObjectResult("tuned", FAIL, wanted, chain,
                              f"active tuned profile {chain} does not include {wanted}: {select.command}", fix=select)]
