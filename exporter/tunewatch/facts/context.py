@@ -107,6 +107,14 @@ class Facts:
         return _reader("mounts").read_fstab(self.fs)
 
     @fact
+    def boot_mounts(self):
+        """Mount point -> how it mounts at the next boot (fstab, .mount unit, autofs)."""
+        return _reader("boot_mounts").read_boot_mounts(self.fs)
+
+    def boot_mount(self, mount_point: str):
+        return _reader("boot_mounts").boot_mount_for(self.boot_mounts, self.fs, mount_point)
+
+    @fact
     def tuned(self):
         return _reader("tuned").read_active_tuned(self.fs, self.defaults.layouts.get("tuned"))
 

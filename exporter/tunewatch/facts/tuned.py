@@ -172,3 +172,21 @@ def read_active_tuned(fs: FS, layouts: dict | None = None) -> TunedProfile | Non
                 sysctl.update({k: (v, sources[unit][k]) for k, v in options.items()
                                if k not in ("type", "enabled", "devices")})
     return TunedProfile(" ".join(names), tuple(loader.chain), sysctl, units, tuple(loader.missing), dirs)
+
+
+def profile_file(fs: FS, name: str, layouts: dict | None = None) -> str | None:
+    """Where tuned finds profile `name` (relative to the root), or None."""
+    found = _Loader(fs, profile_dirs(fs, layouts)[0]).locate(name)
+    return found or None
+
+
+def profile_chain(fs: FS, name: str, layouts: dict | None = None) -> tuple[str, ...]:
+    """`name` and every profile it includes, as tuned loads them; ParseError when one is garbled."""
+    loader = _Loader(fs, profile_dirs(fs, layouts)[0])
+    loader.load([name])
+    return tuple(loader.chain)
+
+
+def user_profile_dir(fs: FS, layouts: dict | None = None) -> str:
+    """The directory of the admin's own profiles: the last one tuned searches (it wins)."""
+    return profile_dirs(fs, layouts)[0][-1]
