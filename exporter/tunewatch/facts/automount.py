@@ -73,6 +73,15 @@ def _map_file(fs: FS, map_type: str, name: str) -> tuple[str | None, str | None]
     return rel, None
 
 
+def autofs_map_files(fs: FS) -> list[str]:
+    """Every map file the master maps name (for `collect`)."""
+    out = []
+    for _rel, m in _master_lines(fs):
+        if m.map_type in ("", "file", "program") and m.map_name:
+            out.append(m.map_name.lstrip("/") if m.map_name.startswith("/") else f"etc/{m.map_name}")
+    return out
+
+
 def read_autofs(fs: FS) -> dict[str, AutofsMount]:
     append = (lookup(read_conf(fs, "etc/autofs.conf"), "autofs", "append_options") or None)
     appending = append is None or append.value.strip().lower() in ("yes", "1", "true", "y")

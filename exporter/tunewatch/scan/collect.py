@@ -38,6 +38,7 @@ from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
 from ..facts.modules import MODULES_LOAD_DIRS
 from ..facts.udev import RULES_DIRS
 from ..host.fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
+from ..facts.automount import autofs_map_files
 from ..parsers.mountinfo import parse_mountinfo
 from ..parsers.sysctl_conf import sysctl_key_to_path
 
@@ -53,10 +54,12 @@ IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/k
             "sys/class/dmi/id/product_name", "sys/class/dmi/id/product_uuid",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
-            TUNED_MAIN, "proc/cmdline")
+            TUNED_MAIN, "proc/cmdline", "etc/auto.master", "etc/autofs.conf", "etc/nfsmount.conf")
 # what facts/boot.py reads for rc.local and cron @reboot (scripts: kept only when text)
 STARTUP_SCRIPTS = ("etc/rc.d/rc.local", "etc/rc.local", "etc/init.d/after.local")
 CRONTABS = ("etc/crontab", "var/spool/cron/root", "var/spool/cron/tabs/root", "var/spool/cron/crontabs/root")
+# tuned's profile directories of every layout (content checks/layouts/tuned.yaml)
+TUNED_PROFILE_DIRS = ("etc/tuned", "usr/lib/tuned", "lib/tuned", "etc/tuned/profiles", "usr/lib/tuned/profiles")
 # (directory, glob) pairs copied file by file; directories are walked recursively when glob is None.
 CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPROBE_DIRS),
           *((d, "*.conf") for d in MODULES_LOAD_DIRS),
@@ -64,6 +67,7 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPRO
           ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
           *((d, "*.rules") for d in RULES_DIRS), ("etc", "nfs.conf"), ("etc/nfs.conf.d", "*.conf"), ("etc/cron.d", "*"),
+          ("etc/auto.master.d", "*.autofs"), ("etc/nfsmount.conf.d", "*.conf"),
           ("vmware", "*.vmx"), ("vmware/esxcli", "*.txt")]
 # filestat.json records owner and mode of the configuration copied from these trees
 STAT_TREES = ("etc/", "usr/lib/", "lib/", "run/", "var/spool/")
@@ -397,9 +401,11 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
     if release and "/" not in release:  # facts/modules.py: modules built into the running kernel
         for d in ("lib/modules", "usr/lib/modules"):
             s.copy(f"{d}/{release}/modules.builtin")
-    for d in ("etc/tuned", "usr/lib/tuned", "lib/tuned"):
+    for d in TUNED_PROFILE_DIRS:
         for name in s.listdir(d):
             s.copy(f"{d}/{name}/tuned.conf")
+    for rel in autofs_map_files(FS(s.dest)):  # the maps the copied master maps name
+        s.copy(rel)
     for rel in STARTUP_SCRIPTS:
         s.copy_or_link(rel, script=True)
     for rel in CRONTABS:
