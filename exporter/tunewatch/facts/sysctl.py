@@ -41,7 +41,7 @@ from ..parsers.sysctl_command import SysctlRun
 from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path
 from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d
 from .services import read_unit_state
-from .sysctl_writes import replay, systemd_sysctl_order
+from .sysctl_writes import initial, replay, systemd_sysctl_order
 from .tuned import TunedProfile, read_tuned_main
 
 SYSCTL_DIRS = ("etc/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
@@ -202,6 +202,34 @@ def _tuned_runs(fs: FS, tuned: TunedProfile | None) -> bool:
     return tuned is not None and read_unit_state(fs, "tuned.service").enabled
 
 
+def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, ConfiguredValue],
+                  conf_is_file: bool) -> tuple[dict[str, ConfiguredValue], str]:
+    """tuned's units in the order it applies them (facts/tuned.py): a [sysctl] unit writes its
+    options, then, with reapply_sysctl, etc/sysctl.d and etc/sysctl.conf again
+    (plugin_sysctl.py `_instance_apply_static()`); a [vm] unit writes vm.dirty_* unless the
+    value is already set or out of its range (plugin_vm.py `_dirty_option()`)."""
+    reapply = _tuned_reapplies(fs)
+    again = fs.config_files(TUNED_REAPPLY_DIRS, "*.conf") + ([SYSCTL_CONF] if conf_is_file else [])
+    for kind, writes in tuned.steps:
+        src = lambda f: f"tuned profile {tuned.name} ({f})"  # noqa: E731
+        if kind == "vm":
+            values = replay(values, [(f"vm.{k}", ConfiguredValue(" ".join(v.split()), src(f)))
+                                     for k, v, f in writes if not _same_now(values, f"vm.{k}", v)])
+            continue
+        values = replay(values, [(k, ConfiguredValue(" ".join(v.split()), src(f))) for k, v, f in writes])
+        if reapply:
+            values = files.apply(values, again, order="tuned")
+    name = f"tuned ({tuned.name})" + (" reapply_sysctl: etc/sysctl.d, etc/sysctl.conf" if reapply else "")
+    return values, name
+
+
+def _same_now(values: dict[str, ConfiguredValue], key: str, value: str) -> bool:
+    """plugin_vm.py: "Not setting option ... already set" (the kernel's start value counts)."""
+    now = values.get(key)
+    current = now.value if now is not None else initial(key)
+    return current is not None and current.strip() == value.strip()
+
+
 def _hook_consumer(files: _Files, hook: SysctlHook, base: dict[str, ConfiguredValue], dropins: list[str],
                    conf_is_file: bool) -> Consumer:
     run = hook.run
@@ -254,14 +282,7 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     if not read_unit_state(fs, "systemd-sysctl.service").masked:
         consumers.append(Consumer("systemd-sysctl", after_systemd))
     if _tuned_runs(fs, tuned):
-        # the profile's [sysctl] in merged order (plugin_sysctl.py `_instance_apply_static()`)
-        values = replay(after_systemd, [(k, ConfiguredValue(" ".join(v.split()), f"tuned profile {tuned.name} ({src})"))
-                                        for k, (v, src) in tuned.sysctl.items()])
-        name = f"tuned ({tuned.name})"
-        if _tuned_reapplies(fs):
-            again = fs.config_files(TUNED_REAPPLY_DIRS, "*.conf") + ([SYSCTL_CONF] if conf_is_file else [])
-            values = files.apply(values, again, order="tuned")
-            name = f"tuned ({tuned.name}) reapply_sysctl: etc/sysctl.d, etc/sysctl.conf"
+        values, name = _tuned_values(files, fs, tuned, after_systemd, conf_is_file)
         consumers.append(Consumer(name, values))
     late = _late_modules(files, modules, module_params, options, hooks or [], dropins, conf_is_file)
     module_of = {k: p.split(".", 1)[0] for p, k in module_params.items()}

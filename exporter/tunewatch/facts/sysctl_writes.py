@@ -37,6 +37,12 @@ _PAIRED: dict[str, tuple[str, bool, int, int | None, str, int]] = {
 }
 
 
+def initial(key: str) -> str | None:
+    """The value the kernel starts a paired key with (mm/page-writeback.c), else None."""
+    paired = _PAIRED.get(key)
+    return None if paired is None else str(paired[5])
+
+
 def _number(value: str) -> int | None:
     text = value.strip()
     return int(text) if text.isascii() and text.isdigit() else None

@@ -36,23 +36,26 @@ _TRUE = ("True", "true", "1")  # unit.py: `config.pop("enabled", True) in [True,
 
 
 class TunedProfile(FrozenRecord):
-    __slots__ = ("name", "chain", "sysctl", "units", "missing", "dirs")
+    __slots__ = ("name", "chain", "sysctl", "units", "missing", "dirs", "steps")
     name: str  # the active names as tuned names the merged profile: "sap-hana sas"
     chain: tuple[str, ...]  # every profile loaded, each active name followed by what it includes
     sysctl: dict[str, tuple[str, str]]  # key -> (value, source), in the order tuned writes them
     units: dict[str, dict[str, str]]  # merged units: name -> options, with `type`, `enabled`, `devices`
     missing: tuple[str, ...]  # names tuned cannot find: then it applies nothing
     dirs: tuple[str, ...]  # profile directories searched, in tuned's order (a later one wins)
+    # the units that write sysctls, in the order tuned applies them: ("sysctl" | "vm", ((key, value, source), ...))
+    steps: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...]
 
     def __init__(self, name: str, chain: tuple[str, ...], sysctl: dict[str, tuple[str, str]] | None = None,
                  units: dict[str, dict[str, str]] | None = None, missing: tuple[str, ...] = (),
-                 dirs: tuple[str, ...] = ()):
+                 dirs: tuple[str, ...] = (), steps: tuple = ()):
         self.name = name
         self.chain = chain
         self.sysctl = {} if sysctl is None else sysctl
         self.units = {} if units is None else units
         self.missing = missing
         self.dirs = dirs
+        self.steps = steps if steps else (("sysctl", tuple((k, v, src) for k, (v, src) in self.sysctl.items())),)
 
 
 def _shipped_layouts() -> dict:
@@ -145,6 +148,7 @@ def _merge(loaded: list[tuple[str, str, dict]]) -> tuple[dict[str, dict[str, str
             control = {k: options.pop(k) for k in _CONTROL if k in options}
             head = {"type": control.get("type", unit), "enabled": "1" if control.get("enabled", "1") in _TRUE else "0",
                     "devices": control.get("devices", "*")}
+            head.update({k: control[k] for k in ("priority", "uname_regex", "cpuinfo_regex") if k in control})
             if control.get("replace", "0") in _TRUE or unit not in units:
                 units[unit], sources[unit] = {}, {}
             for option in (o.strip() for o in control.get("drop", "").split(",") if o.strip()):
@@ -166,12 +170,44 @@ def read_active_tuned(fs: FS, layouts: dict | None = None) -> TunedProfile | Non
     loader.load(names)
     units, sources = _merge(loader.loaded)
     sysctl: dict[str, tuple[str, str]] = {}
+    steps = []
     if not loader.missing:  # tuned loads all or nothing
-        for unit, options in units.items():
-            if options["type"] == "sysctl" and options["enabled"] == "1":
-                sysctl.update({k: (v, sources[unit][k]) for k, v in options.items()
-                               if k not in ("type", "enabled", "devices")})
-    return TunedProfile(" ".join(names), tuple(loader.chain), sysctl, units, tuple(loader.missing), dirs)
+        uname = f"Linux {fs.read_value('proc/sys/kernel/hostname') or ''} {fs.read_value('proc/sys/kernel/osrelease') or ''}"
+        for unit, options in _applied(units, uname):
+            writes = tuple((k, v, sources[unit][k]) for k, v in options.items() if k not in _HEAD)
+            if options["type"] == "sysctl":
+                sysctl.update({k: (v, src) for k, v, src in writes})
+                steps.append(("sysctl", writes))
+            elif options["type"] == "vm":
+                steps.append(("vm", tuple(w for w in writes if w[0] in _VM_DIRTY)))
+    return TunedProfile(" ".join(names), tuple(loader.chain), sysctl, units, tuple(loader.missing), dirs,
+                        tuple(steps) or (("sysctl", ()),))
+
+
+_HEAD = ("type", "enabled", "devices", "priority", "uname_regex", "cpuinfo_regex")
+# plugin_vm.py (tuned >= 2.25, commit "vm: Add support for dirty_(bytes|ratio)"): these
+# options write /proc/sys/vm/<option>; throughput-performance sets dirty_ratio there since
+_VM_DIRTY = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio")
+
+
+def _applied(units: dict[str, dict[str, str]], uname: str):
+    """units/manager.py `create()`: enabled units whose cpuinfo_regex and uname_regex match,
+    stably sorted by priority (default 0, tuned-main.conf default_instance_priority), each
+    applied in turn (`start_tuning()`). /proc/cpuinfo is not part of a snapshot: a unit
+    with a cpuinfo_regex is taken as not matching; uname_regex is matched against
+    "Linux <hostname> <release>" (the machine field of os.uname() is not known)."""
+    chosen = []
+    for unit, options in units.items():
+        if options["enabled"] != "1" or "cpuinfo_regex" in options:
+            continue
+        try:
+            if "uname_regex" in options and not re.search(options["uname_regex"], uname, re.MULTILINE):
+                continue
+            priority = int(options.get("priority", "0"))
+        except (re.error, ValueError):
+            continue
+        chosen.append((priority, unit, options))
+    return [(unit, options) for _p, unit, options in sorted(chosen, key=lambda c: c[0])]
 
 
 def profile_file(fs: FS, name: str, layouts: dict | None = None) -> str | None:
