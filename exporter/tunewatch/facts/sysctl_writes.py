@@ -23,6 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .sysctl import ConfiguredValue
 
+ZEROES = "the kernel zeroes"  # marks a value set by a write of the other form (kinds/sysctl.py)
 PAGE_SIZE = 4096  # x86_64 and most arm64 kernels; the minimum below is 2 pages
 
 # key -> (the other form, zero it only when the value changes, lowest value, highest value,
@@ -68,8 +69,8 @@ def write(values: dict[str, ConfiguredValue], key: str, cv: ConfiguredValue) -> 
     current = values.get(other)
     if (_number(current.value) if current is not None else _PAIRED[other][5]) == 0:
         return  # already 0: keep what made it so
-    values[other] = ConfiguredValue("0", f"zeroed by the kernel when {cv.source} wrote {key} = {new} "
-                                         f"(mm/page-writeback.c {handler})")
+    values[other] = ConfiguredValue("0", f"{cv.source} writing {key} = {new} ({ZEROES} {other}: "
+                                         f"mm/page-writeback.c {handler})")
 
 
 def replay(values: dict[str, ConfiguredValue], writes) -> dict[str, ConfiguredValue]:

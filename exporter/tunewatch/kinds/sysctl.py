@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from ..errors import FactError, ParseError
 from ..results import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting
+from ..facts.sysctl_writes import ZEROES
 from .base import Target, as_number
 
 SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
-ZEROED = "zeroed by the kernel"  # facts/sysctl_writes.py: the other form of a limit was written
+ZEROED = f"({ZEROES} "  # facts/sysctl_writes.py: the other form of the limit was written
 
 VARS_SCHEMA = {
     "type": "object", "required": ["settings", "source"], "additionalProperties": False,
@@ -126,7 +127,7 @@ def _configured(t: Target, boot, key: str, expected) -> ObjectResult:
     actual = " / ".join(f"{v.value} ({name})" for name, v in set_views)
     verb = "disagree" if len({v.value for _, v in set_views}) > 1 else "set a wrong value"
     bad = [v for _, v in set_views if not _same(v.value, expected)]
-    zeroed = [v for v in bad if v.source.startswith(ZEROED)]
+    zeroed = [v for v in bad if ZEROED in v.source]
     if zeroed:
         # the other form of the limit was written later (facts/sysctl_writes.py): a sysctl.d
         # value alone cannot win; it must be written after that write, or that write removed
