@@ -121,7 +121,15 @@ class Facts:
     @fact
     def sysctl_configured(self):
         return _reader("sysctl").safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params, self.modules_boot,
-                                       self.module_sysctl_hooks)
+                                       self.module_sysctl_hooks, self._saptune)
+
+    def _saptune(self):
+        """saptune's note writes when saptune.service starts at boot (facts/saptune.py)."""
+        try:
+            host = self.host
+        except (FactError, ParseError):
+            host = None
+        return _reader("saptune").read_saptune_writes(self.fs, host)
 
     @fact
     def modules_boot(self):

@@ -266,7 +266,8 @@ def _late_modules(files: _Files, modules: ModulesBoot | None, module_params: dic
 
 
 def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str, str],
-                     modules: ModulesBoot | None = None, hooks: list[SysctlHook] | None = None) -> BootSysctl:
+                     modules: ModulesBoot | None = None, hooks: list[SysctlHook] | None = None,
+                     saptune: tuple[list[tuple[str, str, str]], list[str]] | None = None) -> BootSysctl:
     """The consumers that run at the next boot and what each leaves for every key.
     `modules` (facts/modules.py) and `hooks` (run when a module loads) decide which keys of
     `module_params` modules are set by systemd-sysctl and tuned and which only at load."""
@@ -284,13 +285,19 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     if _tuned_runs(fs, tuned):
         values, name = _tuned_values(files, fs, tuned, after_systemd, conf_is_file)
         consumers.append(Consumer(name, values))
+    if saptune is not None:  # saptune.service: After=systemd-sysctl.service tuned.service
+        base = consumers[-1].values if consumers else options
+        writes, skipped = saptune
+        name = "saptune (NOTE_APPLY_ORDER)" + (f"; {'; '.join(skipped[:2])}" if skipped else "")
+        consumers.append(Consumer(name, replay(base, [(k, ConfiguredValue(" ".join(v.split()), f"saptune note {src}"))
+                                                      for k, v, src in writes])))
     late = _late_modules(files, modules, module_params, options, hooks or [], dropins, conf_is_file)
     module_of = {k: p.split(".", 1)[0] for p, k in module_params.items()}
     return BootSysctl(tuple(consumers), sysctl_conf, linked, late, module_of)
 
 
 def safe_boot_sysctl(fs: FS, tuned_loader, module_params: dict[str, str], modules: ModulesBoot | None = None,
-                     hooks: list[SysctlHook] | None = None) -> BootSysctl:
+                     hooks: list[SysctlHook] | None = None, saptune_loader=None) -> BootSysctl:
     """As read_boot_sysctl; an unreadable tuned profile matters only when tuned runs at boot."""
     try:
         tuned = tuned_loader()
@@ -298,4 +305,5 @@ def safe_boot_sysctl(fs: FS, tuned_loader, module_params: dict[str, str], module
         if read_unit_state(fs, "tuned.service").enabled:
             raise
         tuned = None
-    return read_boot_sysctl(fs, tuned, module_params, modules, hooks)
+    saptune = saptune_loader() if saptune_loader is not None else None
+    return read_boot_sysctl(fs, tuned, module_params, modules, hooks, saptune)

@@ -138,6 +138,17 @@ def _configured(t: Target, boot, key: str, expected) -> ObjectResult:
                             predicted=final.value, source=_origin(final),
                             fix=Fix(file="/etc/tuned/tuned-main.conf", change="reapply_sysctl = 1",
                                     note=f"with {key} = {expected} in {SYSCTL_FILE}; {note}"))
+    saptune = [v for v in bad if v.source.startswith("saptune note ")]
+    if saptune:
+        # saptune writes after systemd-sysctl and tuned; an empty override value makes it
+        # leave the key alone (saptune-note(5), /etc/saptune/override/<note>)
+        note = saptune[-1].source.split(":")[0].rsplit("/", 1)[-1]
+        fix_ = Fix(file=f"/etc/saptune/override/{note}", change=f"[sysctl]\n{key}=",
+                   note=f"an empty value: saptune leaves {key} to /etc/sysctl.d ({key} = {expected}); "
+                        f"or give it {expected} there; then saptune note apply {note}")
+        return ObjectResult(key, FAIL, str(expected), actual,
+                            f"{key}: boot-time consumers {verb}: {shown}; saptune writes last: override it in "
+                            f"{fix_.file}", setting, predicted=final.value, source=_origin(final), fix=fix_)
     wrong = sorted({v.source.split(":")[0] for v in bad})
     return ObjectResult(key, FAIL, str(expected), actual,
                         f"{key}: boot-time consumers {verb}: {shown}; want {expected} from each: {fix} "

@@ -54,7 +54,8 @@ IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/k
             "sys/class/dmi/id/product_name", "sys/class/dmi/id/product_uuid",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
-            TUNED_MAIN, "proc/cmdline", "etc/auto.master", "etc/autofs.conf", "etc/nfsmount.conf")
+            TUNED_MAIN, "proc/cmdline", "etc/auto.master", "etc/autofs.conf", "etc/nfsmount.conf",
+            "etc/sysconfig/saptune")
 # what facts/boot.py reads for rc.local and cron @reboot (scripts: kept only when text)
 STARTUP_SCRIPTS = ("etc/rc.d/rc.local", "etc/rc.local", "etc/init.d/after.local")
 CRONTABS = ("etc/crontab", "var/spool/cron/root", "var/spool/cron/tabs/root", "var/spool/cron/crontabs/root")
@@ -68,6 +69,7 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPRO
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
           *((d, "*.rules") for d in RULES_DIRS), ("etc", "nfs.conf"), ("etc/nfs.conf.d", "*.conf"), ("etc/cron.d", "*"),
           ("etc/auto.master.d", "*.autofs"), ("etc/nfsmount.conf.d", "*.conf"),
+          ("usr/share/saptune/notes", "*"), ("etc/saptune/extra", "*.conf"), ("etc/saptune/override", "*"),
           ("vmware", "*.vmx"), ("vmware/esxcli", "*.txt")]
 # filestat.json records owner and mode of the configuration copied from these trees
 STAT_TREES = ("etc/", "usr/lib/", "lib/", "run/", "var/spool/")
