@@ -255,7 +255,7 @@ def _late_modules(files: _Files, modules: ModulesBoot | None, module_params: dic
             continue
         keys = {k for p, k in module_params.items() if p.split(".", 1)[0] == module}
         base = {k: v for k, v in options.items() if k in keys}
-        consumers = []
+        consumers: list[Consumer] = []
         for hook in (h for h in hooks if h.module == module):
             values = dict(consumers[-1].values) if consumers else dict(base)
             consumers.append(_hook_consumer(files, hook, values, dropins, conf_is_file))
@@ -282,7 +282,7 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     after_systemd = files.apply(options, dropins, order="systemd")
     if not read_unit_state(fs, "systemd-sysctl.service").masked:
         consumers.append(Consumer("systemd-sysctl", after_systemd))
-    if _tuned_runs(fs, tuned):
+    if tuned is not None and _tuned_runs(fs, tuned):
         values, name = _tuned_values(files, fs, tuned, after_systemd, conf_is_file)
         consumers.append(Consumer(name, values))
     if saptune is not None:  # saptune.service: After=systemd-sysctl.service tuned.service

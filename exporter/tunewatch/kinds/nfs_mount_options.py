@@ -82,7 +82,7 @@ def _fix(bm, pairs, wanted, v) -> Fix:
         return Fix(file="/etc/fstab", change=f"{e.spec} {e.file} {e.vfstype} {_merged(e.options, wanted, v)} "
                    f"{e.freq} {e.passno}")
     if bm.fix_file.endswith(".mount"):
-        return Fix(file=bm.fix_file, change=f"[Mount]\nOptions={merged}", note=f"then systemctl daemon-reload")
+        return Fix(file=bm.fix_file, change=f"[Mount]\nOptions={merged}", note="then systemctl daemon-reload")
     return Fix(file=bm.fix_file, change=f"{bm.map_key} -{merged} {bm.spec}",
                note="the entry's options (and the master map line's, which autofs appends) as mount gets them")
 
