@@ -119,6 +119,18 @@ def test_rhel9_tuned_vm_unit_zeroes_bytes_and_reapply_restores_them(content: Con
     assert got.fix.change == "reapply_sysctl = 1"
 
 
+def test_sles15_saptune_note_wins_over_sysctl_d(content: Content) -> None:
+    """sas-anf-sles15-saptune: saptune.service applies SAP note 1984787 after systemd-sysctl,
+    so its vm.dirty_bytes (629145600) is what the host boots with, not seed 003's."""
+    objs = _objects(content, "sas-anf-sles15-saptune", "azure-sas-grid-anf", "vm-dirty-settings-persistent")
+    got = objs["vm.dirty_bytes"]
+    assert (got.status, got.predicted) == ("fail", "629145600")
+    assert got.source == "configured by saptune note usr/share/saptune/notes/1984787:10"
+    assert (got.fix.file, got.fix.change) == ("/etc/saptune/override/1984787", "[sysctl]\nvm.dirty_bytes=")
+    assert {k: o.status for k, o in objs.items() if k != "vm.dirty_bytes"} == {
+        "vm.dirty_expire_centisecs": "pass", "vm.dirty_writeback_centisecs": "pass"}
+
+
 def test_m416_on_6_12_masters_come_back_at_64(content: Content) -> None:
     objs = _objects(content, "azure-m416-kernel-6.12", "azure-sap-hana", "nic-settings-persistent")
     for master in ("eth0", "eth1"):

@@ -608,6 +608,21 @@ TimeoutStopSec=5
 [Install]
 WantedBy=multi-user.target
 """,
+    # SUSE/saptune ospackage/svc/saptune.service (saptune 3), hardening options left out
+    "saptune.service": """[Unit]
+Description=Optimise system for running SAP workloads
+After=syslog.target systemd-sysctl.service network.target tuned.service multipathd.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=true
+ExecStart=/usr/sbin/saptune service apply
+ExecReload=/usr/sbin/saptune service reload
+ExecStop=/usr/sbin/saptune service revert
+
+[Install]
+WantedBy=multi-user.target
+""",
     "waagent.service": """[Unit]
 Description=Azure Linux Agent
 Wants=network-online.target sshd.service sshd-keygen.service
@@ -1541,15 +1556,122 @@ vm.dirty_writeback_centisecs = 300
 """
 
 
+# SAP note 1984787 as saptune 3 ships it (SUSE/saptune ospackage/usr/share/saptune/notes/1984787),
+# abridged to its version header and the [sysctl] lines the scan reads
+SAPTUNE_NOTE_1984787 = """# 1984787 - SUSE LINUX Enterprise Server 15: Installation notes
+[version]
+VERSION=45
+DATE=08.05.2024
+NAME="SUSE LINUX Enterprise Server 15: Installation notes"
+
+[sysctl]
+# vm.dirty_bytes (indirect vm.dirty_ratio)
+# vm.dirty_bytes should be set to 629145600 (see TID_7010287)
+vm.dirty_bytes=629145600
+
+# vm.dirty_background_bytes (indirect vm.dirty_background_ratio)
+# vm.dirty_background_bytes should be set to 314572800 (see TID_7010287)
+vm.dirty_background_bytes=314572800
+"""
+# /etc/sysconfig/saptune (SUSE/saptune ospackage/etc/sysconfig/saptune) after `saptune note apply 1984787`
+SAPTUNE_SYSCONFIG = """## Path:        SAP/System Tuning/General
+## Description: Global settings for saptune - the comprehensive optimisation management utility for SAP solutions
+
+## Type:        string
+## Default:     ""
+TUNE_FOR_SOLUTIONS=""
+
+## Type:        string
+## Default:     ""
+TUNE_FOR_NOTES="1984787"
+
+## Type:        string
+## Default:     ""
+NOTE_APPLY_ORDER="1984787"
+
+## Type:        string
+## Default:     "3"
+SAPTUNE_VERSION="3"
+
+## Type:        yesno
+## Default:     "false"
+STAGING="false"
+
+## Type:        string
+## Default:     "/boot"
+SKIP_SYSCTL_FILES="/boot"
+
+## Type:        yesno
+## Default:     "no"
+IGNORE_RELOAD="no"
+"""
+
+
+def _sles_saptune(r: Root) -> None:
+    """SLES 15 SP5 for SAP with saptune 3 (which takes tuned's place: tuned not installed):
+    wicked instead of NetworkManager (ifcfg ETHTOOL_OPTIONS for eth0, a udev rule for the VF,
+    a boot unit pins its IRQs), seed 003's dirty values in etc/sysctl.d, and SAP note
+    1984787 applied by saptune.service after systemd-sysctl: its vm.dirty_bytes wins."""
+    for rel in ("etc/NetworkManager", "etc/tuned", "usr/lib/tuned"):
+        shutil.rmtree(r._abs(rel), ignore_errors=True)
+    for rel in ("usr/lib/systemd/system/NetworkManager.service", "usr/lib/systemd/system/NetworkManager-dispatcher.service",
+                "usr/lib/systemd/system/tuned.service", "etc/systemd/system/multi-user.target.wants/NetworkManager.service",
+                "etc/systemd/system/multi-user.target.wants/tuned.service"):
+        if os.path.lexists(r._abs(rel)):
+            os.unlink(r._abs(rel))
+    for pid in (1030, 1068):  # NetworkManager and tuned: not on this host
+        shutil.rmtree(r._abs(f"proc/{pid}"), ignore_errors=True)
+    r.write("proc/1031/comm", "wickedd\n")
+    r.write("proc/1033/comm", "wickedd-nanny\n")
+    install_units(r, ["wicked.service", "saptune.service"])
+    enable(r, "wicked.service")
+    enable(r, "saptune.service")
+    r.write("etc/sysconfig/network/ifcfg-eth0", f"""BOOTPROTO='dhcp'
+DHCLIENT6_MODE='managed'
+MTU=''
+REMOTE_IPADDR=''
+STARTMODE='onboot'
+CLOUD_NETCONFIG_MANAGE='yes'
+ETHTOOL_OPTIONS='-L eth0 combined {SAS_QUEUES}'
+""")
+    r.write("etc/udev/rules.d/70-azure-an-queues.rules", AN_VF_QUEUES_RULE.replace("combined 16", f"combined {SAS_QUEUES}"))
+    r.write("etc/systemd/system/mlnx-irq-affinity.service", """[Unit]
+Description=Pin Accelerated Networking IRQs to NUMA node 0, CPUs 2-31 (SAS Grid network tuning)
+After=network-online.target wicked.service
+Wants=network-online.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/sbin/set_irq_affinity_cpulist.sh 2-31 enP45612s1
+
+[Install]
+WantedBy=multi-user.target
+""")
+    enable(r, "mlnx-irq-affinity.service", where="/etc/systemd/system")
+    r.write("etc/sysctl.d/90-sas-dirty.conf", "# SAS Grid on Azure NetApp Files (seed 003)" + SEED003_DIRTY_SYSCTL_CONF)
+    r.write("usr/share/saptune/notes/1984787", SAPTUNE_NOTE_1984787)
+    r.write("etc/sysconfig/saptune", SAPTUNE_SYSCONFIG)
+    # saptune.service ran at boot after systemd-sysctl: the note's values are what the kernel has
+    r.value("proc/sys/vm/dirty_bytes", 629145600)
+    r.value("proc/sys/vm/dirty_ratio", 0)
+    r.value("proc/sys/vm/dirty_background_bytes", 314572800)
+    r.value("proc/sys/vm/dirty_background_ratio", 0)
+    r.value("proc/sys/vm/dirty_expire_centisecs", 100)
+    r.value("proc/sys/vm/dirty_writeback_centisecs", 300)
+
+
 def sas_anf(name: str = "sas-anf", slot_tables: str = "options", hostname: str = "sasgrid01",
-            rhel9_tuned: bool = False) -> None:
+            rhel9_tuned: bool = False, sles_saptune: bool = False) -> None:
     """rhel9_tuned: RHEL 9.6 with tuned 2.25's virtual-guest active (its [vm] unit writes
     vm.dirty_ratio = 30, zeroing vm.dirty_bytes) and seed 003's dirty values in
     etc/sysctl.conf, brought back by reapply_sysctl after the profile."""
     r = Root(name)
     rng = random.Random(name)
-    kernel = "5.14.0-570.12.1.el9_6.x86_64" if rhel9_tuned else SAS_KERNEL
-    identity(r, hostname=hostname, kernel=kernel, os_key="rhel96" if rhel9_tuned else "rhel84",
+    kernel = "5.14.0-570.12.1.el9_6.x86_64" if rhel9_tuned else "5.14.21-150500.55.65-default" if sles_saptune \
+        else SAS_KERNEL
+    identity(r, hostname=hostname, kernel=kernel,
+             os_key="rhel96" if rhel9_tuned else "sles15sp5" if sles_saptune else "rhel84",
              vendor="Microsoft Corporation", product="Virtual Machine", asset_tag=AZURE_ASSET_TAG)
     topology(r, SAS_NODES)
     net_loopback(r)
@@ -1570,7 +1692,7 @@ def sas_anf(name: str = "sas-anf", slot_tables: str = "options", hostname: str =
     for i, irq in enumerate(msi):
         cpu = cpu_of[irq]
         irq_affinity(r, irq, [cpu], [cpu])
-        async_name = "mlx5_async0" if rhel9_tuned else "mlx5_async"  # 4.18: no index on async; 5.12+: async0
+        async_name = "mlx5_async0" if rhel9_tuned or sles_saptune else "mlx5_async"  # 4.18: no index on async; 5.12+: async0
         nm = f"{async_name}@pci:{bdf}" if i == 0 else f"mlx5_comp{i - 1}@pci:{bdf}"
         scale = 3000 if i == 0 else (uptime * 1200 if i - 1 < SAS_QUEUES else 200)
         irq_rows.append(Irq(irq, "Hyper-V PCIe MSI", msi_hwirq(domain, 0, 0x10, i), "edge", nm,
@@ -1646,6 +1768,9 @@ UUID=3C5E-7A91          /boot/efi               vfat    defaults,uid=0,gid=0,uma
 
     if rhel9_tuned:
         _rhel9_tuned_dirty(r)
+        return
+    if sles_saptune:
+        _sles_saptune(r)
         return
     # dirty page writeback: runtime and the custom tuned profile
     r.value("proc/sys/vm/dirty_bytes", 31457280)
@@ -1766,6 +1891,8 @@ BUILDERS = {
     "sas-anf-udev-hook": lambda: sas_anf("sas-anf-udev-hook", "udev-hook", hostname="sasgrid03"),
     "sas-anf-modules-load": lambda: sas_anf("sas-anf-modules-load", "modules-load", hostname="sasgrid04"),
     "sas-anf-modprobe-install": lambda: sas_anf("sas-anf-modprobe-install", "modprobe-install", hostname="sasgrid05"),
+    "sas-anf-sles15-saptune": lambda: sas_anf("sas-anf-sles15-saptune", "modules-load", hostname="sasgrid07",
+                                              sles_saptune=True),
     "sas-anf-rhel9-tuned": lambda: sas_anf("sas-anf-rhel9-tuned", "modules-load", hostname="sasgrid06",
                                            rhel9_tuned=True),
     "azure-m416-kernel-6.12": lambda: azure_m("azure-m416-kernel-6.12", rebooted=False, kernel=M416_KERNEL,
