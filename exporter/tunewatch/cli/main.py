@@ -209,6 +209,16 @@ def _command_of(argv: list[str]) -> str | None:
 SHIPPED = ("checks", "rules", "dashboards", "docs", "contrib")
 
 
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser that parsed the chosen (sub)command: `export goss`'s, not tunewatch's."""
+    while True:
+        chosen = next((a.choices.get(getattr(args, a.dest, None)) for a in parser._actions
+                       if isinstance(a, argparse._SubParsersAction)), None)
+        if chosen is None:
+            return parser
+        parser = chosen
+
+
 def _report_spec(value: str) -> tuple[str, str]:
     fmt, sep, path = value.partition("=")
     if not sep or not path or fmt not in FORMATS:
@@ -260,7 +270,11 @@ def cmd_scan(args) -> int:
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
     if sum(path is None for _, path in reports) > 1:
         raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
-    from ..vsphere.command import scan_setup
+    from ..vsphere.command import scan_many, scan_setup
+    fleet = scan_many(args, content, profile, waivers)  # --vsphere.vm GLOB selecting several VMs
+    if fleet is not None:
+        from .fleet import write_fleet_reports
+        return write_fleet_reports(reports, fleet, _write, lambda to_terminal: _colour(args, to_terminal))
     with scan_setup(args, profile) as (root, profile):  # --vsphere.config: VMX/ESXi facts from vSphere
         result = engine.scan_with_watchdog(content, profile, root, waivers, timeout=args.timeout)
     if result.timed_out:
@@ -299,9 +313,12 @@ def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
         from ..outputs import xccdf
         return xccdf.render_xccdf(result, content) if fmt == "xccdf" else xccdf.render_arf(result, content)
     from ..outputs.text import render_text
-    colour = args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
-                                        and not os.environ.get("NO_COLOR"))
-    return render_text(result, colour, args.verbose, quiet=args.quiet, brief=args.brief)
+    return render_text(result, _colour(args, to_terminal), args.verbose, quiet=args.quiet, brief=args.brief)
+
+
+def _colour(args, to_terminal: bool) -> bool:
+    return args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
+                                      and not os.environ.get("NO_COLOR"))
 
 
 def cmd_serve(args) -> int:
@@ -373,7 +390,10 @@ def _exit_now(code: int) -> int:
 
 def _main(argv: list[str]) -> int:
     try:
-        args = build_parser(_command_of(argv)).parse_args(argv)
+        parser = build_parser(_command_of(argv))
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # argparse would blame the top-level parser; the subcommand's usage helps
+            _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as e:  # argparse: usage errors are 1 here, 2 means "a check fails"
         return 1 if e.code else 0
     try:

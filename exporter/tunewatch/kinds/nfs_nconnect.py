@@ -56,9 +56,12 @@ def _fix(bm, wanted: int) -> Fix:
 def evaluate(t: Target) -> list[ObjectResult]:
     wanted = t.vars["nconnect"]
     want = f"nconnect={wanted}"
-    host = t.facts.host
-    kernel_ok = supported(host, t.vars)
     fstab = t.vars.get("source", "runtime") == "fstab"
+    host, kernel_named = t.facts.host, t.facts.host.kernel
+    if fstab:  # the fstab line is mounted by the kernel that boots next: its support counts
+        nxt = t.facts.next_kernel
+        host, kernel_named = host.replace(kernel=nxt.release), nxt.describe()
+    kernel_ok = supported(host, t.vars)
 
     def one(mount):
         running = dict(mount.super_options).get("nconnect")
@@ -68,7 +71,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                 "cannot tell whether nconnect is supported")
         if running is None and not kernel_ok:
             return ObjectResult(mount.mount_point, NOTAPPLICABLE, want, "unsupported",
-                                f"kernel {host.kernel} ({host.os_id}) does not support nconnect")
+                                f"kernel {kernel_named} ({host.os_id}) does not support nconnect")
         boot: dict = {}
         if fstab:
             bm = t.facts.boot_mount(mount.mount_point)
