@@ -107,13 +107,29 @@ class Facts:
         return _reader("mounts").read_fstab(self.fs)
 
     @fact
+    def boot_mounts(self):
+        """Mount point -> how it mounts at the next boot (fstab, .mount unit, autofs)."""
+        return _reader("boot_mounts").read_boot_mounts(self.fs)
+
+    def boot_mount(self, mount_point: str):
+        return _reader("boot_mounts").boot_mount_for(self.boot_mounts, self.fs, mount_point)
+
+    @fact
     def tuned(self):
-        return _reader("tuned").read_active_tuned(self.fs)
+        return _reader("tuned").read_active_tuned(self.fs, self.defaults.layouts.get("tuned"))
 
     @fact
     def sysctl_configured(self):
         return _reader("sysctl").safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params, self.modules_boot,
-                                       self.module_sysctl_hooks)
+                                       self.module_sysctl_hooks, self._saptune)
+
+    def _saptune(self):
+        """saptune's note writes when saptune.service starts at boot (facts/saptune.py)."""
+        try:
+            host = self.host
+        except (FactError, ParseError):
+            host = None
+        return _reader("saptune").read_saptune_writes(self.fs, host)
 
     @fact
     def modules_boot(self):

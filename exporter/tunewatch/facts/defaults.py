@@ -58,7 +58,9 @@ def _steps(steps: list[dict], vcpus: int | None) -> int | None:
 class Defaults:
     """Every loaded defaults document; `lookup()` picks the entry for one host."""
 
-    def __init__(self, documents=()):
+    def __init__(self, documents=(), layouts: dict | None = None):
+        # checks/layouts rides along: it is content the facts need, loaded and cached with these
+        self.layouts: dict[str, dict] = layouts or {}
         self._entries: dict[tuple[str, str], list[dict]] = {}
         self._type: dict[str, str] = {}
         for doc in documents:

@@ -39,6 +39,7 @@ from ..facts.modules import MODULES_LOAD_DIRS
 from ..facts.nextkernel import BLS_DIR, GRUB_CFGS, GRUBENVS, VMLINUZ_LINK
 from ..facts.udev import RULES_DIRS
 from ..host.fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
+from ..facts.automount import autofs_map_files
 from ..kinds._predict import default_sibling
 from ..parsers.mountinfo import parse_mountinfo
 from ..parsers.sysctl_conf import sysctl_key_to_path
@@ -55,10 +56,13 @@ IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/k
             "sys/class/dmi/id/product_name", "sys/class/dmi/id/product_uuid",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
-            TUNED_MAIN, "proc/cmdline")
+            TUNED_MAIN, "proc/cmdline", "etc/auto.master", "etc/autofs.conf", "etc/nfsmount.conf",
+            "etc/sysconfig/saptune")
 # what facts/boot.py reads for rc.local and cron @reboot (scripts: kept only when text)
 STARTUP_SCRIPTS = ("etc/rc.d/rc.local", "etc/rc.local", "etc/init.d/after.local")
 CRONTABS = ("etc/crontab", "var/spool/cron/root", "var/spool/cron/tabs/root", "var/spool/cron/crontabs/root")
+# tuned's profile directories of every layout (content checks/layouts/tuned.yaml)
+TUNED_PROFILE_DIRS = ("etc/tuned", "usr/lib/tuned", "lib/tuned", "etc/tuned/profiles", "usr/lib/tuned/profiles")
 # (directory, glob) pairs copied file by file; directories are walked recursively when glob is None.
 CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPROBE_DIRS),
           *((d, "*.conf") for d in MODULES_LOAD_DIRS),
@@ -66,6 +70,8 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPRO
           ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
           *((d, "*.rules") for d in RULES_DIRS), ("etc", "nfs.conf"), ("etc/nfs.conf.d", "*.conf"), ("etc/cron.d", "*"),
+          ("etc/auto.master.d", "*.autofs"), ("etc/nfsmount.conf.d", "*.conf"),
+          ("usr/share/saptune/notes", "*"), ("etc/saptune/extra", "*.conf"), ("etc/saptune/override", "*"),
           ("vmware", "*.vmx"), ("vmware/esxcli", "*.txt"),
           ("etc/default/grub.d", "*.cfg"), (BLS_DIR, "*.conf")]
 # the boot loader's choice of the next kernel (facts/nextkernel.py): small text files only;
@@ -413,9 +419,11 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
         for release in s.listdir(d):
             if "/" not in release and s.is_dir(f"{d}/{release}"):
                 s.copy(f"{d}/{release}/modules.builtin")
-    for d in ("etc/tuned", "usr/lib/tuned", "lib/tuned"):
+    for d in TUNED_PROFILE_DIRS:
         for name in s.listdir(d):
             s.copy(f"{d}/{name}/tuned.conf")
+    for rel in autofs_map_files(FS(s.dest)):  # the maps the copied master maps name
+        s.copy(rel)
     for rel in STARTUP_SCRIPTS:
         s.copy_or_link(rel, script=True)
     for rel in CRONTABS:
