@@ -165,6 +165,12 @@ class Facts:
                 for name, out in self.udev_net_outcomes.items()}
 
     @fact
+    def nm_unmanaged(self):
+        """Interfaces NetworkManager leaves unmanaged at the next boot, and why (facts/nmconf.py)."""
+        return _reader("nmconf").unmanaged_devices(self.fs, self.net_devices,
+                                                   {n: out.env for n, out in self.udev_net_outcomes.items()})
+
+    @fact
     def persisted_ethtool(self):
         return _reader("boot").persisted_ethtool(self.fs, self.boot_scripts, self.interfaces, self.net_devices,
                                       self.udev_net_outcomes)

@@ -45,7 +45,7 @@ from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
 from ..parsers.systemd_link import LinkFile, parse_link_file
-from . import udev
+from . import nm_dispatch, nmconf, udev
 from .udev_device import path_test, sysattr_reader, uevent as _uevent
 from .filestat import file_stat
 from .interfaces import Interface
@@ -88,7 +88,6 @@ NM_KEYS = {"channels-combined": "channels.combined", "channels-rx": "channels.rx
            "feature-rxvlan": "features.rx-vlan-offload", "feature-txvlan": "features.tx-vlan-offload"}
 _GKEYFILE_BOOL = {"true": "on", "1": "on", "false": "off", "0": "off"}
 _IFACE_ARG = lazy(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
-_GUARD = lazy(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
 
 
 def consumer_problem(fs: FS, units: tuple[str, ...], what: str) -> str | None:
@@ -209,7 +208,7 @@ def _nm_settings(section: dict, rel: str) -> tuple[dict[str, str], list[str]]:
     return settings, unknown
 
 
-def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]) -> list[PersistedEthtool]:
+def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: dict[str, str]) -> list[PersistedEthtool]:
     found = []
     nm_off = None
     for rel in fs.config_files(NM_DIRS, "*.nmconnection"):
@@ -223,8 +222,8 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]
         targets = tuple(n for n in bound if n not in unmanaged)
         for n in bound:
             if n in unmanaged:
-                found.append(PersistedEthtool(rel, {}, (n,), f"a udev rule sets NM_UNMANAGED=1 for {n}: "
-                                                             f"NetworkManager never activates {rel} on it"))
+                found.append(PersistedEthtool(rel, {}, (n,), f"{unmanaged[n]}: NetworkManager never activates "
+                                                             f"{rel} on it", on_add=False))
         st = file_stat(fs, rel)
         nm_off = nm_off or consumer_problem(fs, ("NetworkManager.service",), "a keyfile")
         problem = nm_off
@@ -356,36 +355,65 @@ def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
 
 
-def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface]) -> tuple[str, ...]:
-    """A literal interface reaches itself; a dispatcher script's `$1` the interfaces it runs
-    for; another variable, in a script that reads `lower_*` links, the VFs below the
-    interfaces it runs for (dispatcher) or names (any other mechanism: a unit's arguments
-    are substituted into its script, facts/boot.py), or below every interface when it
-    globs `/sys/class/net/*/lower_*`."""
+def _code(text: str) -> str:
+    return "\n".join("" if ln.lstrip().startswith("#") else ln for ln in text.split("\n"))
+
+
+def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface],
+                    unmanaged: dict[str, str]) -> tuple[tuple[str, ...], str | None]:
+    """(interfaces reached, why not the one named). A literal interface reaches itself; a
+    dispatcher script only through the events NetworkManager raises (facts/nm_dispatch.py);
+    another variable, in a script that reads `lower_*` links, the VFs below the interfaces
+    it runs for (dispatcher) or names (any other mechanism: a unit's arguments are
+    substituted into its script, facts/boot.py), or below every interface when it globs
+    `/sys/class/net/*/lower_*`."""
     iface = cmd.interface or ""
-    if not any(c in iface for c in "$%`"):
-        return (iface,) if iface else ()
+    literal = not any(c in iface for c in "$%`")
     if script.mechanism == "nm-dispatcher":
-        guards = set(_GUARD.findall(script.text))
-        runs_for = [n for n in interfaces if not guards or n in guards]
+        managed = [n for n in interfaces if n not in unmanaged]
+        runs, scope = nm_dispatch.runs_for(_code(script.text), managed)
+        if not runs:
+            why = (f"its guard on $2 lets only {scope.actions()} through, never pre-up/up at boot"
+                   if not scope.at_boot() else "NetworkManager raises no event its guard lets through")
+            return (), why
+        if literal:
+            if not iface:
+                return (), None
+            if scope.guarded or iface in runs:
+                return (iface,), None
+            if iface in unmanaged:
+                return (), (f"{unmanaged[iface]}: NetworkManager raises no dispatcher event for {iface}, "
+                            f"so this unguarded script never runs for it")
+            return (), f"NetworkManager raises no dispatcher event for {iface} (not a managed interface here)"
         if _IFACE_ARG.match(iface):
-            return tuple(runs_for)
+            return tuple(runs), None
+        runs_for = runs
+    elif literal:
+        return ((iface,) if iface else ()), None
     elif _ALL_LOWERS.search(script.text):
         runs_for = list(interfaces)
     else:
         runs_for = [n for n in interfaces if interfaces[n].lowers and _named(n, script.text)]
     if "lower_" in script.text:  # the script resolves the VF below the interface it runs for
-        return tuple(vf for n in runs_for for vf in interfaces[n].lowers)
-    return ()
+        return tuple(vf for n in runs_for for vf in interfaces[n].lowers), None
+    return (), None
 
 
-def _from_scripts(scripts, interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
+def _from_scripts(scripts, interfaces: dict[str, Interface], unmanaged: dict[str, str]) -> list[PersistedEthtool]:
     found = []
     for script in scripts:
         if script.mechanism == "udev":
             continue  # judged per device by _from_udev
         for cmd in find_ethtool_commands(script.text, script.source):
-            found.append(_entry(f"{script.source}:{cmd.line}", cmd, _script_targets(cmd, script, interfaces)))
+            targets, why = _script_targets(cmd, script, interfaces, unmanaged)
+            source = f"{script.source}:{cmd.line}"
+            if why and cmd.settings:
+                named = (cmd.interface,) if cmd.interface and "$" not in cmd.interface else ()
+                found.append(PersistedEthtool(source, {}, named or tuple(interfaces), why, on_add=False))
+                continue
+            # a unit a device unit wants starts again when the device is re-added (SPEC "After a driver update")
+            on_add = True if script.mechanism == "systemd" and getattr(script, "device_bound", False) else None
+            found.append(PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem, on_add=on_add))
     return found
 
 
@@ -394,6 +422,6 @@ def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices
     """`devices` and `outcomes` (udev per device), when the caller has them already."""
     devices = devices if devices is not None else read_net_devices(fs, interfaces)
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)
-    unmanaged = {n for n, out in outcomes.items() if out.env.get("NM_UNMANAGED") == "1"}
+    unmanaged = nmconf.unmanaged_devices(fs, devices, {n: out.env for n, out in outcomes.items()})
     return (_from_ifcfg(fs, set(interfaces)) + _from_nm_keyfiles(fs, devices, unmanaged)
-            + _from_link_files(fs, devices) + _from_udev(outcomes) + _from_scripts(scripts, interfaces))
+            + _from_link_files(fs, devices) + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged))
