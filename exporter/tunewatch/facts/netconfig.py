@@ -44,8 +44,8 @@ from ..host.fs import FS
 from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options, suggest
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
-from ..parsers.systemd_link import LinkFile, parse_link_file
 from . import nm_dispatch, nmconf, udev
+from .linkfiles import from_link_files
 from .udev_device import path_test, sysattr_reader, uevent as _uevent
 from .filestat import file_stat
 from .interfaces import Interface
@@ -70,8 +70,6 @@ class PersistedEthtool(FrozenRecord):
         self.on_add = on_add
 
 
-LINK_DIRS = ("etc/systemd/network", "run/systemd/network", "usr/local/lib/systemd/network",
-             "usr/lib/systemd/network", "lib/systemd/network")
 # nm-settings-keyfile(5): /etc holds persistent profiles, /usr/lib read-only ones; profiles in
 # /run/NetworkManager/system-connections are in-memory and gone after a reboot
 NM_DIRS = ("etc/NetworkManager/system-connections", "usr/lib/NetworkManager/system-connections")
@@ -238,68 +236,6 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: dict[str
     return found
 
 
-# -- systemd .link files ---------------------------------------------------------------
-
-_HOST_CONDITIONS = {"Host", "Virtualization", "KernelCommandLine", "KernelVersion", "Architecture", "Firmware",
-                    "Credential"}
-
-
-def _link_key_matches(key: str, values: tuple[str, ...], dev: NetDevice) -> bool:
-    """One [Match] key, as systemd's net_condition_test_strv(): a matching negative item
-    fails it; with positive items, one of them must match."""
-    if key in _HOST_CONDITIONS:
-        return True  # conditions on the host, not the interface: not judged here
-    props = {"ID_NET_DRIVER": dev.driver, "INTERFACE": dev.name, "ID_PATH": dev.id_path}
-    subjects = {"OriginalName": dev.name, "Driver": dev.driver, "Path": dev.id_path, "Type": dev.type,
-                "MACAddress": dev.mac, "PermanentMACAddress": dev.permanent_mac, "Kind": None}
-    positive, hit = False, False
-    for v in values:
-        inverted = v.startswith("!")
-        pattern = v[1:] if inverted else v
-        if key in ("MACAddress", "PermanentMACAddress"):
-            subject = subjects[key]
-            matched = subject is not None and subject == pattern.lower().replace("-", ":")
-        elif key == "Property":
-            prop, _, pattern = pattern.partition("=")
-            subject = props.get(prop)
-            matched = subject is not None and fnmatch.fnmatchcase(subject, pattern)
-        else:
-            subject = subjects.get(key)
-            matched = subject is not None and fnmatch.fnmatchcase(subject, pattern)
-        if inverted and matched:
-            return False
-        if not inverted:
-            positive, hit = True, hit or matched
-    return hit or not positive
-
-
-def link_applies(link: LinkFile, dev: NetDevice) -> bool:
-    return all(_link_key_matches(m.key, m.values, dev) for m in link.match)
-
-
-def _from_link_files(fs: FS, devices: dict[str, NetDevice]) -> list[PersistedEthtool]:
-    links = []
-    for rel in fs.config_files(LINK_DIRS, "*.link"):
-        text = fs.read_required(rel)
-        if text.strip():  # systemd.link(5): an empty file masks the name, like /dev/null
-            links.append(parse_link_file(text, rel))
-    found = []
-    for name, dev in devices.items():
-        first = next((link for link in links if link_applies(link, dev)), None)
-        if first is None:
-            continue
-        if first.settings:
-            found.append(PersistedEthtool(first.source, dict(first.settings), (name,)))
-        for why in first.rejected:
-            found.append(PersistedEthtool(first.source, {}, (name,), why))
-        for later in links[links.index(first) + 1:]:
-            if later.settings and link_applies(later, dev):
-                found.append(PersistedEthtool(later.source, {}, (name,),
-                                              f"{later.source} also matches {name} but only the first matching "
-                                              f".link file applies ({first.source})"))
-    return found
-
-
 # -- udev rules and boot scripts -----------------------------------------------------
 
 def udev_device(fs: FS, dev: NetDevice) -> udev.UdevDevice:
@@ -424,4 +360,4 @@ def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)
     unmanaged = nmconf.unmanaged_devices(fs, devices, {n: out.env for n, out in outcomes.items()})
     return (_from_ifcfg(fs, set(interfaces)) + _from_nm_keyfiles(fs, devices, unmanaged)
-            + _from_link_files(fs, devices) + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged))
+            + [PersistedEthtool(*e) for e in from_link_files(fs, devices)] + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged))

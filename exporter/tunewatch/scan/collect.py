@@ -33,7 +33,8 @@ from ..content.catalog import Content
 from ..errors import ContentError, TunewatchError
 from ..facts import boot, ethtool, filestat, interfaces, netdevice
 from ..facts.services import UNIT_DIRS
-from ..facts.netconfig import LINK_DIRS, NM_DIRS
+from ..facts.linkfiles import LINK_DIRS
+from ..facts.netconfig import NM_DIRS
 from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
 from ..facts.modules import MODULES_LOAD_DIRS
 from ..facts.udev import RULES_DIRS
