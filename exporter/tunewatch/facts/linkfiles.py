@@ -18,7 +18,7 @@ from . import netplan
 from .netdevice import NetDevice
 
 # (source, settings, targets, problem, on_add): facts/netconfig.py makes them PersistedEthtool
-Entry = tuple[str, dict[str, str], tuple[str, ...], str | None, bool | None]
+Entry = tuple[str, dict[str, str], tuple[str, ...], "str | None", "bool | None"]
 
 LINK_DIRS = ("etc/systemd/network", "run/systemd/network", "usr/local/lib/systemd/network",
              "usr/lib/systemd/network", "lib/systemd/network")

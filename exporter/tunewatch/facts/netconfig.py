@@ -46,6 +46,7 @@ from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
 from . import nm_dispatch, nmconf, udev
 from .linkfiles import from_link_files
+from .tuned_net import from_tuned
 from .udev_device import path_test, sysattr_reader, uevent as _uevent
 from .filestat import file_stat
 from .interfaces import Interface
@@ -360,4 +361,4 @@ def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)
     unmanaged = nmconf.unmanaged_devices(fs, devices, {n: out.env for n, out in outcomes.items()})
     return (_from_ifcfg(fs, set(interfaces)) + _from_nm_keyfiles(fs, devices, unmanaged)
-            + [PersistedEthtool(*e) for e in from_link_files(fs, devices)] + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged))
+            + [PersistedEthtool(*e) for e in from_link_files(fs, devices) + from_tuned(fs, devices)] + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged))

@@ -55,3 +55,9 @@ def read_active_tuned(fs: FS) -> TunedProfile | None:
     name = active.split()[0]  # tuned allows several merged profiles; the first one leads
     chain, sysctl = _load(fs, name, ())
     return TunedProfile(name, chain, sysctl)
+
+
+def profile_file(fs: FS, name: str) -> str | None:
+    """The tuned.conf of profile `name` tuned loads (its profile directories in order); for
+    readers of other sections than [sysctl] (facts/tuned_net.py)."""
+    return _profile_file(fs, name)
