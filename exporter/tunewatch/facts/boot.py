@@ -196,7 +196,8 @@ def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript
 
 
 def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces=None, devices=None,
-                      outcomes=None) -> list[PersistedEthtool]:
+                      outcomes=None, readers=None) -> list[PersistedEthtool]:
     """`interfaces`, `devices`, `outcomes` (udev per device): as a scan's Facts read them once."""
     interfaces = interfaces if interfaces is not None else read_interfaces(fs)
-    return netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces, devices, outcomes)
+    return netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces, devices, outcomes,
+                                       readers)

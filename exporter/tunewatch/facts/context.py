@@ -172,8 +172,13 @@ class Facts:
 
     @fact
     def persisted_ethtool(self):
+        try:
+            host = self.host
+        except (FactError, ParseError):
+            host = None  # release unknown: every reader any release has is considered
+        readers = _reader("defaults").readers
         return _reader("boot").persisted_ethtool(self.fs, self.boot_scripts, self.interfaces, self.net_devices,
-                                      self.udev_net_outcomes)
+                                      self.udev_net_outcomes, lambda fmt: readers(self.defaults, fmt, host))
 
     @fact
     def vmx_files(self):

@@ -99,8 +99,9 @@ def consumer_problem(fs: FS, units: tuple[str, ...], what: str) -> str | None:
 
 
 _WICKED_VAR = "ETHTOOL_OPTIONS"
-_IFCFG = (("etc/sysconfig/network", _WICKED_VAR, ("wicked.service",)),
-          ("etc/sysconfig/network-scripts", "ETHTOOL_OPTS", ("NetworkManager.service", "network.service")))
+# (directory, variable, format, its readers when content names none for the release)
+_IFCFG = (("etc/sysconfig/network", _WICKED_VAR, "ifcfg-suse", ("wicked.service",)),
+          ("etc/sysconfig/network-scripts", "ETHTOOL_OPTS", "ifcfg-rh", ("NetworkManager.service", "network.service")))
 # ifcfg(5) (wicked): STARTMODE "manual*" is the default and is not set up at boot
 # ifcfg(5): files with these endings are ignored
 _IFCFG_IGNORED = ("~", ".old", ".bak", ".orig", ".rpmnew", ".rpmsave", ".rpmorig", ".scpmbackup")
@@ -132,17 +133,27 @@ def _wicked_unsplit(var: str, value: str) -> str:
             f"not split it at ';' (put each command in its own ETHTOOL_OPTIONS_<suffix>)")
 
 
-def _from_ifcfg(fs: FS, names: set[str]) -> list[PersistedEthtool]:
+def _reader_problem(fs: FS, fmt: str, units: tuple[str, ...], readers, what: str) -> str | None:
+    """Why no service reads `what` at boot: content (`readers(fmt)`: units and cite per
+    distribution release, checks/defaults/ifcfg.yaml) names none for the release, or none
+    of the readers is enabled."""
+    known = readers(fmt) if readers is not None else None
+    if known is not None and not known[0]:
+        return f"nothing reads {what} at boot on this release: {known[1]}"
+    return consumer_problem(fs, known[0] if known else units, what)
+
+
+def _from_ifcfg(fs: FS, names: set[str], readers=None) -> list[PersistedEthtool]:
     found = []
-    for d, consumer_var, units in _IFCFG:
+    for d, consumer_var, fmt, units in _IFCFG:
         for rel in fs.glob(d, "ifcfg-*"):
             if rel.endswith(_IFCFG_IGNORED):
                 continue
             values = parse_shell_assignments(fs.read_required(rel), rel)
             iface = values.get("DEVICE") or rel.rsplit("ifcfg-", 1)[1]
             variables = _ifcfg_variables(consumer_var, values)
-            off = (consumer_problem(fs, units, rel.rsplit("/", 1)[1]) or _not_at_boot(consumer_var, values, iface)) \
-                if variables else None
+            off = (_reader_problem(fs, fmt, units, readers, rel.rsplit("/", 1)[1])
+                   or _not_at_boot(consumer_var, values, iface)) if variables else None
             for var in variables:
                 source, value = f"{rel}:{var}", values[var]
                 if consumer_var == _WICKED_VAR and ";" in value:
@@ -355,10 +366,11 @@ def _from_scripts(scripts, interfaces: dict[str, Interface], unmanaged: dict[str
 
 
 def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices=None,
-                      outcomes=None) -> list[PersistedEthtool]:
-    """`devices` and `outcomes` (udev per device), when the caller has them already."""
+                      outcomes=None, readers=None) -> list[PersistedEthtool]:
+    """`devices` and `outcomes` (udev per device), when the caller has them already;
+    `readers(fmt)`: content's reader units of an ifcfg format on this release (or None)."""
     devices = devices if devices is not None else read_net_devices(fs, interfaces)
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)
     unmanaged = nmconf.unmanaged_devices(fs, devices, {n: out.env for n, out in outcomes.items()})
-    return (_from_ifcfg(fs, set(interfaces)) + _from_nm_keyfiles(fs, devices, unmanaged)
+    return (_from_ifcfg(fs, set(interfaces), readers) + _from_nm_keyfiles(fs, devices, unmanaged)
             + [PersistedEthtool(*e) for e in from_link_files(fs, devices) + from_tuned(fs, devices)] + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged))
