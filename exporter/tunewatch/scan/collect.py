@@ -64,6 +64,10 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPRO
           ("etc/sysconfig/network", "ifcfg-*"), ("etc/sysconfig/network-scripts", "ifcfg-*"),
           ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
+          # facts/nmconf.py ([keyfile] unmanaged-devices) and facts/netplan.py (generated .link files)
+          ("etc/NetworkManager", "NetworkManager.conf"), *((f"{d}/NetworkManager/conf.d", "*.conf")
+                                                          for d in ("etc", "run", "usr/lib")),
+          *((f"{d}/netplan", "*.yaml") for d in ("lib", "etc", "run")),
           *((d, "*.rules") for d in RULES_DIRS), ("etc", "nfs.conf"), ("etc/nfs.conf.d", "*.conf"), ("etc/cron.d", "*"),
           ("vmware", "*.vmx"), ("vmware/esxcli", "*.txt")]
 # filestat.json records owner and mode of the configuration copied from these trees
