@@ -71,15 +71,24 @@ def _script_entries(t: Target, iface) -> list[tuple[str, dict]]:
 _OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
 
 
-def _fix(iface, required: dict, missing_keys: list[str]) -> Fix:
+def _fix(iface, required: dict, missing_keys: list[str], unmanaged: str | None = None) -> Fix:
     """An ethtool command per group of missing settings, to run at boot for this interface
-    (the runtime command too); the persistent file is the consumer's choice (note)."""
+    (the runtime command too); the persistent file is the consumer's choice (note). For an
+    interface NetworkManager does not manage, the udev rule `tunewatch remediate` writes
+    (remediate/nic.py), since no keyfile or dispatcher script ever runs for it."""
     wanted = {k: v for k, v in required.items() if k in missing_keys}
     by_option: dict[str, list[str]] = {}
     for key, value in wanted.items():
         section, name = key.split(".", 1)
         by_option.setdefault(_OPTION[section], []).extend([name, _target_value(value)])
     command = " && ".join(f"ethtool {opt} {iface.name} {' '.join(words)}" for opt, words in by_option.items())
+    if unmanaged and iface.driver:
+        runs = ", ".join(f'RUN+="/usr/sbin/ethtool {opt} $name {" ".join(words)}"' for opt, words in by_option.items())
+        return Fix(command=command, file=f"/etc/udev/rules.d/99-tunewatch-ethtool-{iface.driver}.rules",
+                   change=f'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="{iface.driver}", {runs}',
+                   note=f"{unmanaged}, so no NetworkManager keyfile or dispatcher script ever runs for {iface.name}: "
+                        f"a udev rule matching its driver (above) or a systemd .link file with [Match] "
+                        f"Driver={iface.driver} applies it at boot and whenever the device is added again")
     return Fix(command=command,
                note=f"make it persistent for {iface.name} itself: ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS, a NetworkManager "
                     "[ethtool] setting, a systemd .link file or a udev rule matching its driver")
@@ -179,10 +188,12 @@ def evaluate(t: Target) -> list[ObjectResult]:
                          f"which does not reach {iface.name}")
         hint = ("; ".join(dict.fromkeys(notes)) + "; ") if notes else ""
         missing_keys = [m.split(" ", 1)[0] for m in missing]
+        unmanaged = t.facts.nm_unmanaged.get(iface.name)
+        how = ("a systemd .link file or a udev rule matching its driver: NetworkManager does not manage it"
+               if unmanaged else "ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "
+                                 "a systemd .link file or a udev rule matching its driver")
         return ObjectResult(iface.name, FAIL, want, "missing: " + ", ".join(missing),
-                            f"{iface.name}: {', '.join(missing)}; {hint}configure "
-                            f"{iface.name} itself (ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "
-                            f"a systemd .link file or a udev rule matching its driver)",
-                            fix=_fix(iface, {k: judged[k][0] for k in required}, missing_keys), **boot)
+                            f"{iface.name}: {', '.join(missing)}; {hint}configure {iface.name} itself ({how})",
+                            fix=_fix(iface, {k: judged[k][0] for k in required}, missing_keys, unmanaged), **boot)
 
     return complete(per_object(t.interfaces(), lambda i: i.name, one))
