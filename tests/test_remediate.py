@@ -122,6 +122,7 @@ CASES = {  # name -> (example, profile, breaker)
     "sas-anf-broken-auto": ("sas-anf", "auto", break_sas_anf),
     "vmware-vmxnet3-tuned-keyfile": ("vmware-vmxnet3-tuned", "vmware-sap-hana", break_keyfile),
     "sles15-wicked-semicolons": ("sles15-vmware-ifcfg", "vmware-sap-hana", break_wicked_ifcfg),
+    "azure-rhel9-nm-unmanaged": ("azure-rhel9-sap-nm-unmanaged", "azure-sap-hana", None),
 }
 
 
@@ -175,6 +176,11 @@ def test_bash_is_shellcheck_clean_and_fixes_the_persistent_checks_of_a_copy(case
         rule = (root / "etc/udev/rules.d/99-tunewatch-irq-affinity-mlx5_core.rules").read_text()
         assert 'DRIVERS=="mlx5_core"' in rule and " %k " in rule
         assert not list((root / "etc/systemd/system").glob("tunewatch-irq-affinity-*")), "a unit pinning a master"
+    if name == "azure-rhel9-nm-unmanaged":  # NM never acts for the unmanaged VFs: udev does, by driver
+        rule = (root / "etc/udev/rules.d/99-tunewatch-ethtool-mlx5_core.rules").read_text()
+        assert 'DRIVERS=="mlx5_core"' in rule and "-L $name combined 16" in rule
+        assert not list((root / "etc/NetworkManager/dispatcher.d").glob("90-tunewatch-*"))
+        assert not list((root / "etc/NetworkManager/system-connections").glob("*"))
 
     snapshot = tree(root)
     second = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=120)

@@ -140,7 +140,16 @@ def _reader_problem(fs: FS, fmt: str, units: tuple[str, ...], readers, what: str
     known = readers(fmt) if readers is not None else None
     if known is not None and not known[0]:
         return f"nothing reads {what} at boot on this release: {known[1]}"
-    return consumer_problem(fs, known[0] if known else units, what)
+    units = known[0] if known else units
+    loaded = nmconf.plugins(fs) if fmt == "ifcfg-rh" and "NetworkManager.service" in units else None
+    if loaded is not None and "ifcfg-rh" not in loaded[0]:  # NetworkManager.conf(5) [main] plugins
+        units = tuple(u for u in units if u != "NetworkManager.service")
+        why = f"[main] plugins={','.join(loaded[0])} in {loaded[1]} does not load ifcfg-rh"
+        if not units:
+            return f"NetworkManager does not read {what}: {why}"
+        off = consumer_problem(fs, units, what)
+        return f"{off} ({why})" if off else None
+    return consumer_problem(fs, units, what)
 
 
 def _from_ifcfg(fs: FS, names: set[str], readers=None) -> list[PersistedEthtool]:

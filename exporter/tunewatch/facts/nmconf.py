@@ -59,8 +59,8 @@ def _conf_files(fs: FS) -> list[str]:
     return lib + ([_MAIN] if fs.exists(_MAIN) else []) + etc
 
 
-def _keyfile_values(text: str) -> list[tuple[str, str]]:
-    """(operator, value) of every `unmanaged-devices` line of the `[keyfile]` group, in order
+def _keyfile_values(text: str, want_group: str = "keyfile", want_key: str = "unmanaged-devices") -> list[tuple[str, str]]:
+    """(operator, value) of every `want_key` line of the `[want_group]` group, in order
     (GKeyFile: `#` starts a comment line only; the last plain assignment wins)."""
     group, out = "", []
     for raw in text.splitlines():
@@ -72,7 +72,7 @@ def _keyfile_values(text: str) -> list[tuple[str, str]]:
             continue
         key, sep, value = line.partition("=")
         key = key.strip()
-        if sep and group == "keyfile" and key.rstrip("+-").strip() == "unmanaged-devices":
+        if sep and group == want_group and key.rstrip("+-").strip() == want_key:
             out.append((key[-1] if key[-1] in "+-" else "=", value.strip()))
     return out
 
@@ -95,12 +95,13 @@ def _split_specs(value: str) -> list[str]:
     return [s for s in specs if s]
 
 
-def unmanaged_specs(fs: FS) -> tuple[list[str], str | None]:
-    """The effective `[keyfile] unmanaged-devices` list and the last file that set it."""
+def unmanaged_specs(fs: FS, group: str = "keyfile", key: str = "unmanaged-devices") -> tuple[list[str], str | None]:
+    """The effective `[keyfile] unmanaged-devices` list (or another list-valued key) and
+    the last file that set it (None: no file sets it)."""
     specs: list[str] = []
     source = None
     for rel in _conf_files(fs):
-        for op, value in _keyfile_values(fs.read_text(rel) or ""):
+        for op, value in _keyfile_values(fs.read_text(rel) or "", group, key):
             items = _split_specs(value)
             if op == "=":
                 specs = items
@@ -110,6 +111,13 @@ def unmanaged_specs(fs: FS) -> tuple[list[str], str | None]:
                 specs = [s for s in specs if s not in items]
             source = rel
     return specs, source
+
+
+def plugins(fs: FS) -> tuple[list[str], str] | None:
+    """`[main] plugins` as the configuration sets it, and where; None when nothing sets it
+    (the build's default applies: RHEL 8/9 packages build with ifcfg-rh in it)."""
+    specs, source = unmanaged_specs(fs, "main", "plugins")
+    return (specs, source) if source is not None else None
 
 
 _MAC = re.compile(r"^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5,19}$")
