@@ -209,6 +209,16 @@ def _command_of(argv: list[str]) -> str | None:
 SHIPPED = ("checks", "rules", "dashboards", "docs", "contrib")
 
 
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser that parsed the chosen (sub)command: `export goss`'s, not tunewatch's."""
+    while True:
+        chosen = next((a.choices.get(getattr(args, a.dest, None)) for a in parser._actions
+                       if isinstance(a, argparse._SubParsersAction)), None)
+        if chosen is None:
+            return parser
+        parser = chosen
+
+
 def _report_spec(value: str) -> tuple[str, str]:
     fmt, sep, path = value.partition("=")
     if not sep or not path or fmt not in FORMATS:
@@ -373,7 +383,10 @@ def _exit_now(code: int) -> int:
 
 def _main(argv: list[str]) -> int:
     try:
-        args = build_parser(_command_of(argv)).parse_args(argv)
+        parser = build_parser(_command_of(argv))
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # argparse would blame the top-level parser; the subcommand's usage helps
+            _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as e:  # argparse: usage errors are 1 here, 2 means "a check fails"
         return 1 if e.code else 0
     try:
