@@ -21,16 +21,20 @@ binds configuration to a device; an entry with a `problem` applies nothing and s
   `connection.interface-name`, `[ethernet] mac-address` (the permanent MAC), and the
   `[match]` `interface-name=` / `driver=` lists (`;`-separated globs, `!` negation, `&`
   mandatory, `|` optional, as nm-settings-nmcli(5)). Only the exact NM option names apply.
-  A device a udev rule marks `ENV{NM_UNMANAGED}="1"` (Azure images do so for the AN VF,
-  `68-azure-sriov-nm-unmanaged.rules`) is never activated by NetworkManager.
+  A device NetworkManager does not manage (a udev rule sets `ENV{NM_UNMANAGED}="1"`, as
+  Azure images do for the AN VF, or `[keyfile] unmanaged-devices=` matches it:
+  facts/nmconf.py) is never activated by NetworkManager and raises no dispatcher event.
 - systemd .link files (systemd.link(5)): per interface, only the first matching file in
-  lexical order of names applies.
+  lexical order of names applies; at boot /run holds only what netplan generates again
+  (facts/linkfiles.py, facts/netplan.py).
+- tuned's [net] plugin on the devices its `devices=` selects (facts/tuned_net.py).
 - udev rules (udev(7)): programs `RUN` collects for the device, `%k`/`$kernel` being it.
 - Boot scripts (NetworkManager dispatcher scripts, enabled units and what they run): a
-  literal interface name reaches that interface; a dispatcher script's `$1`/
-  `$DEVICE_IFACE` is the interface NetworkManager runs it for (restricted by `"$1" = "x"`
-  tests when it has them); another variable in a script that reads `lower_*` links
-  reaches the VFs of those interfaces. Anything else is not credited.
+  literal interface name reaches that interface; a dispatcher script runs only for the
+  events of managed interfaces its `$1`/`$2` guards let through, and reaches a literal
+  name as facts/nm_dispatch.py says; its `$1`/`$DEVICE_IFACE` is each interface it runs
+  for; another variable in a script that reads `lower_*` links reaches the VFs of those
+  interfaces. Anything else is not credited.
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """NIC driver settings are configured to be re-applied at boot, on the judged interface.
 
-Sources (facts/netconfig.py): ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS, NetworkManager keyfile
-[ethtool] sections and dispatcher scripts, systemd .link files, udev rules and enabled
-units running ethtool. Each counts only for the interfaces its consumer applies it to: for
+Sources (facts/netconfig.py): ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS (when the release has a
+reader, checks/defaults/ifcfg.yaml), NetworkManager keyfile [ethtool] sections and
+dispatcher scripts (only for devices NetworkManager manages, facts/nmconf.py, and the
+events a script's guard lets through), systemd .link files (those netplan generates from
+its YAML included, facts/netplan.py), tuned's [net] plugin, udev rules and enabled units
+(template instances too) running ethtool. Each counts only for the interfaces its consumer applies it to: for
 Azure Accelerated Networking the VF itself (`ethtool -L eth0` on the hv_netvsc master does
 not change the VF's channels). Configuration the consumer rejects (an ethtool typo such as
 `rx-usec`, an insecure keyfile, a .link value systemd refuses) is named in the message.
