@@ -100,7 +100,8 @@ def _boot_unit_file(fs: FS, unit: str) -> str | None:
     """The file the next boot loads for `unit` (a mask included): the first of
     BOOT_UNIT_DIRS that has it, skipping a link that dangles then (into /run or nowhere);
     for an instance without a file of its own, its template's."""
-    names = (unit, template_of(unit)[0]) if template_of(unit) else (unit,)
+    tpl = template_of(unit)
+    names = (unit, tpl[0]) if tpl else (unit,)
     for name in names:  # load-fragment.c: the instance name first, then the template
         for d in BOOT_UNIT_DIRS:
             rel = f"{d}/{name}"
