@@ -48,7 +48,7 @@ from ..host.fs import FS
 from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options, suggest
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
-from . import nm_dispatch, nmconf, udev
+from . import nm_dispatch, nmconf, readd, udev
 from .linkfiles import from_link_files
 from .tuned_net import from_tuned
 from .udev_device import path_test, sysattr_reader, uevent as _uevent
@@ -156,7 +156,7 @@ def _reader_problem(fs: FS, fmt: str, units: tuple[str, ...], readers, what: str
     return consumer_problem(fs, units, what)
 
 
-def _from_ifcfg(fs: FS, names: set[str], readers=None) -> list[PersistedEthtool]:
+def _from_ifcfg(fs: FS, names: set[str], readers=None, unmanaged: set[str] = frozenset()) -> list[PersistedEthtool]:
     found = []
     for d, consumer_var, fmt, units in _IFCFG:
         for rel in fs.glob(d, "ifcfg-*"):
@@ -172,12 +172,13 @@ def _from_ifcfg(fs: FS, names: set[str], readers=None) -> list[PersistedEthtool]
                 if consumer_var == _WICKED_VAR and ";" in value:
                     found.append(PersistedEthtool(source, {}, (iface,), _wicked_unsplit(var, value)))
                     continue
+                on_add = readd.ifcfg_on_add(fs, consumer_var == _WICKED_VAR, values, iface, unmanaged)
                 for cmd in parse_ethtool_options(value, iface, rel):
                     problem = off or cmd.problem
                     if not problem and cmd.interface not in (iface, None) and cmd.interface in names:
                         problem = (f"names {cmd.interface}, but {var} of {rel.rsplit('/', 1)[1]} configures {iface} "
                                    f"(the interface word is a placeholder)")
-                    found.append(PersistedEthtool(source, dict(cmd.settings), (iface,), problem))
+                    found.append(PersistedEthtool(source, dict(cmd.settings), (iface,), problem, on_add))
     return found
 
 
@@ -255,7 +256,7 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: dict[str
         if st is not None and (st.uid != 0 or st.mode & 0o077 or not st.regular):
             problem = (f"NetworkManager ignores {rel}: owner uid {st.uid}, mode {st.mode:04o} (a keyfile must be a "
                        f"regular file owned by root with no group/other permissions, e.g. 0600)")
-        found.append(PersistedEthtool(rel, settings if not problem else {}, targets, problem))
+        found.append(PersistedEthtool(rel, settings if not problem else {}, targets, problem, on_add=True))
         if unknown and not problem:
             found.append(PersistedEthtool(rel, {}, targets, "unknown [ethtool] keys: " + ", ".join(unknown)))
     return found
@@ -295,7 +296,7 @@ def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:
     for name, out in outcomes.items():
         for program, source, line in ((udev.substitute(p, name), s, n) for p, s, n in out.run):
             for cmd in find_ethtool_commands(program, source):
-                found.append(_entry(f"{source}:{line}", cmd, (cmd.interface,) if cmd.interface else ()))
+                found.append(_entry(f"{source}:{line}", cmd, (cmd.interface,) if cmd.interface else (), True))
         for ign in out.ignored:  # a line udev drops: named on the interfaces it was meant for
             for cmd in (c for p in ign.run for c in find_ethtool_commands(udev.substitute(p, name), ign.source)):
                 if cmd.settings:
@@ -305,8 +306,8 @@ def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:
     return found
 
 
-def _entry(source: str, cmd: EthtoolCommand, targets: tuple[str, ...]) -> PersistedEthtool:
-    return PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem)
+def _entry(source: str, cmd: EthtoolCommand, targets: tuple[str, ...], on_add: bool | None = None) -> PersistedEthtool:
+    return PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem, on_add)
 
 
 _ALL_LOWERS = lazy(r"/sys/class/net/\*/lower_")
@@ -360,7 +361,8 @@ def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface
     return (), None
 
 
-def _from_scripts(scripts, interfaces: dict[str, Interface], unmanaged: dict[str, str]) -> list[PersistedEthtool]:
+def _from_scripts(scripts, interfaces: dict[str, Interface], unmanaged: dict[str, str],
+                  fs: FS | None = None) -> list[PersistedEthtool]:
     found = []
     for script in scripts:
         if script.mechanism == "udev":
@@ -373,7 +375,9 @@ def _from_scripts(scripts, interfaces: dict[str, Interface], unmanaged: dict[str
                 found.append(PersistedEthtool(source, {}, named or tuple(interfaces), why, on_add=False))
                 continue
             # a unit a device unit wants starts again when the device is re-added (SPEC "After a driver update")
-            on_add = True if script.mechanism == "systemd" and getattr(script, "device_bound", False) else None
+            on_add = readd.script_on_add(fs, cmd, script, targets, set(unmanaged)) if fs is not None else None
+            if script.mechanism == "systemd" and getattr(script, "device_bound", False):
+                on_add = True
             found.append(PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem, on_add=on_add))
     return found
 
@@ -385,5 +389,6 @@ def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices
     devices = devices if devices is not None else read_net_devices(fs, interfaces)
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)
     unmanaged = nmconf.unmanaged_devices(fs, devices, {n: out.env for n, out in outcomes.items()})
-    return (_from_ifcfg(fs, set(interfaces), readers) + _from_nm_keyfiles(fs, devices, unmanaged)
-            + [PersistedEthtool(*e) for e in from_link_files(fs, devices) + from_tuned(fs, devices)] + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged))
+    return (_from_ifcfg(fs, set(interfaces), readers, set(unmanaged)) + _from_nm_keyfiles(fs, devices, unmanaged)
+            + [PersistedEthtool(*e) for e in from_link_files(fs, devices) + from_tuned(fs, devices)]
+            + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged, fs))
