@@ -28,7 +28,6 @@ from .services import read_unit_state
 _READD_STARTMODES = {"auto", "onboot", "on", "boot", "hotplug"}  # ifcfg(5): set up when the device appears
 DEVICE_UNIT_PREFIX = "sys-subsystem-net-devices-"
 _IFACE_ARG = re.compile(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
-_GUARD = re.compile(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
 _BOUND = re.compile(rf"^\s*(?:BindsTo|WantedBy|PartOf)\s*=.*\b{DEVICE_UNIT_PREFIX}", re.M)
 
 
@@ -45,6 +44,8 @@ def bound_to_device(fs: FS, script) -> bool:
     device is added (systemd.device(5); systemd.unit(5) `BindsTo=` stops it on removal)."""
     if script.mechanism != "systemd":
         return False
+    if getattr(script, "device_bound", False):  # facts/boot.py: its .wants are a device unit's
+        return True
     unit = script.source.rsplit("/", 1)[1]
     if any(w.startswith(DEVICE_UNIT_PREFIX) for w in read_unit_state(fs, unit).wanted_by):
         return True
