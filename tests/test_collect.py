@@ -31,7 +31,8 @@ PLATFORM_PROFILE = {"azure-m-rebooted": "azure-sap-hana", "azure-m-tuned": "azur
                     "sas-anf-modules-load": "azure-sas-grid-anf", "sas-anf-modprobe-install": "azure-sas-grid-anf",
                     "azure-m416-kernel-6.12": "azure-sap-hana", "azure-ubuntu-next-kernel-6.14": "azure-sap-hana",
                     "azure-m-pinned-oneshot": "azure-sap-hana", "azure-m-pinned-udev": "azure-sap-hana",
-                    "sas-anf-rhel9-tuned": "azure-sas-grid-anf", "sas-anf-sles15-saptune": "azure-sas-grid-anf"}
+                    "sas-anf-rhel9-tuned": "azure-sas-grid-anf", "sas-anf-sles15-saptune": "azure-sas-grid-anf",
+                    "azure-rhel9-sap-nm-unmanaged": "azure-sap-hana", "azure-ubuntu2404-netplan": "azure-sap-hana"}
 
 
 @pytest.fixture(scope="module")

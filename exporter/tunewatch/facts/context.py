@@ -220,9 +220,20 @@ class Facts:
                 for name, out in self.udev_net_outcomes.items()}
 
     @fact
+    def nm_unmanaged(self):
+        """Interfaces NetworkManager leaves unmanaged at the next boot, and why (facts/nmconf.py)."""
+        return _reader("nmconf").unmanaged_devices(self.fs, self.net_devices,
+                                                   {n: out.env for n, out in self.udev_net_outcomes.items()})
+
+    @fact
     def persisted_ethtool(self):
+        try:
+            host = self.host
+        except (FactError, ParseError):
+            host = None  # release unknown: every reader any release has is considered
+        readers = _reader("defaults").readers
         return _reader("boot").persisted_ethtool(self.fs, self.boot_scripts, self.interfaces, self.net_devices,
-                                      self.udev_net_outcomes)
+                                      self.udev_net_outcomes, lambda fmt: readers(self.defaults, fmt, host))
 
     @fact
     def vmx_files(self):

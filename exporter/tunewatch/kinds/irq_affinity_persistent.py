@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from ..facts import nm_dispatch
 from ._predict import complete, configured_by
 from ..errors import FactError, ParseError
 from ..facts import readd
@@ -83,16 +84,39 @@ def evaluate(t: Target) -> list[ObjectResult]:
     code = {s.source: _without_comments(s.text) for s in scripts}
     pinning = [s for s in scripts if s.problem is None and any(p.search(code[s.source]) for p in patterns)]
     udev_runs = t.facts.udev_net_programs if "udev" in mechanisms else {}
+    nm_map = t.facts.nm_unmanaged if any(s.mechanism == "nm-dispatcher" for s in pinning) else {}
+    managed = [n for n in t.facts.interfaces if n not in nm_map]
+    runs = {s.source: nm_dispatch.runs_for(code[s.source], managed) for s in pinning if s.mechanism == "nm-dispatcher"}
     results = []
     balancer = _irqbalance_running(t)
     unmanaged = _unmanaged(t)
     kernel = _running_kernel(t)
     for iface in t.interfaces():
+        dispatch_notes: list[str] = []
+
+        def reaches(s, name: str, keyed: bool) -> bool:
+            """A dispatcher script reaches `name` only through the events NetworkManager
+            raises and its guard lets through (facts/nm_dispatch.py); `keyed`: resolved
+            through the lower_* links of `name`, so `name` must raise the event itself."""
+            if s.mechanism != "nm-dispatcher":
+                return True
+            run_for, scope = runs[s.source]
+            if keyed or not scope.guarded:
+                if name in run_for:
+                    return True
+                why = nm_map.get(name, f"its guard or NetworkManager raises no event for {name}")
+                dispatch_notes.append(f"{s.source} never runs for {name}: {why}")
+                return False
+            if not run_for:
+                dispatch_notes.append(f"{s.source}: NetworkManager raises no event its guard lets through at boot")
+            return bool(run_for)
+
         # (source, runs again on the device's add event)
-        found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning if _names(iface.name, code[s.source])]
+        found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning
+                 if _names(iface.name, code[s.source]) and reaches(s, iface.name, False)]
         found += [(f"{s.source} (through {iface.master}'s lower_* links)", readd.bound_to_device(t.facts.fs, s))
                   for s in pinning if iface.master and s.source not in dict(found)
-                  and _through_lowers(iface.master, code[s.source])]
+                  and _through_lowers(iface.master, code[s.source]) and reaches(s, iface.master, True)]
         found += [(f"{src}:{line}", True) for prog, src, line in udev_runs.get(iface.name, [])
                   if any(p.search(prog) for p in patterns) and _names(iface.name, prog)]
         for spec in t.vars.get("resolving", []):
@@ -109,6 +133,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             continue
         names = [iface.name, *filter(None, [iface.master])]
         notes = [s.problem for s in scripts if s.problem and any(_names(n, code[s.source]) for n in names)]
+        notes += dispatch_notes
         if iface.master:
             notes += [f"{s.source} pins {iface.master}, whose hv_netvsc device has no IRQs of its own"
                       for s in pinning if _names(iface.master, code[s.source])]
@@ -132,8 +157,9 @@ def _irqbalance_running(t: Target) -> bool | None:
 
 
 def _unmanaged(t: Target) -> set[str]:
+    """Devices NetworkManager does not manage (udev NM_UNMANAGED, [keyfile] unmanaged-devices)."""
     try:
-        return {n for n, out in t.facts.udev_net_outcomes.items() if out.env.get("NM_UNMANAGED") == "1"}
+        return set(t.facts.nm_unmanaged)
     except (FactError, ParseError):
         return set()
 

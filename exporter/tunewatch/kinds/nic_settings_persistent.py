@@ -1,8 +1,11 @@
 """NIC driver settings are configured to be re-applied at boot, on the judged interface.
 
-Sources (facts/netconfig.py): ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS, NetworkManager keyfile
-[ethtool] sections and dispatcher scripts, systemd .link files, udev rules and enabled
-units running ethtool. Each counts only for the interfaces its consumer applies it to: for
+Sources (facts/netconfig.py): ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS (when the release has a
+reader, checks/defaults/ifcfg.yaml), NetworkManager keyfile [ethtool] sections and
+dispatcher scripts (only for devices NetworkManager manages, facts/nmconf.py, and the
+events a script's guard lets through), systemd .link files (those netplan generates from
+its YAML included, facts/netplan.py), tuned's [net] plugin, udev rules and enabled units
+(template instances too) running ethtool. Each counts only for the interfaces its consumer applies it to: for
 Azure Accelerated Networking the VF itself (`ethtool -L eth0` on the hv_netvsc master does
 not change the VF's channels). Configuration the consumer rejects (an ethtool typo such as
 `rx-usec`, an insecure keyfile, a .link value systemd refuses) is named in the message.
@@ -74,15 +77,27 @@ def _script_entries(t: Target, iface, on_add: bool = False) -> list[tuple[str, d
 _OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
 
 
-def _fix(iface, required: dict, missing_keys: list[str]) -> Fix:
+def _fix(iface, required: dict, missing_keys: list[str], unmanaged: str | None = None) -> Fix:
     """An ethtool command per group of missing settings, to run at boot for this interface
-    (the runtime command too); the persistent file is the consumer's choice (note)."""
+    (the runtime command too); the persistent file is the consumer's choice (note). For an
+    interface NetworkManager does not manage, the udev rule `tunewatch remediate` writes
+    (remediate/nic.py), since no keyfile or dispatcher script ever runs for it."""
     wanted = {k: v for k, v in required.items() if k in missing_keys}
     by_option: dict[str, list[str]] = {}
     for key, value in wanted.items():
         section, name = key.split(".", 1)
         by_option.setdefault(_OPTION[section], []).extend([name, _target_value(value)])
     command = " && ".join(f"ethtool {opt} {iface.name} {' '.join(words)}" for opt, words in by_option.items())
+    if unmanaged and iface.driver:
+        runs = ", ".join(f'RUN+="/usr/sbin/ethtool {opt} $name {" ".join(words)}"' for opt, words in by_option.items())
+        # as remediate/nic.py `_ethtool_udev_rule()`: a VF by its driver (its name changes), another NIC by name
+        name, match, link = ((iface.driver, f'DRIVERS=="{iface.driver}"', f"Driver={iface.driver}") if iface.master
+                             else (iface.name, f'KERNEL=="{iface.name}"', f"OriginalName={iface.name}"))
+        return Fix(command=command, file=f"/etc/udev/rules.d/99-tunewatch-ethtool-{name}.rules",
+                   change=f'ACTION=="add", SUBSYSTEM=="net", {match}, {runs}',
+                   note=f"{unmanaged}, so no NetworkManager keyfile or dispatcher script ever runs for {iface.name}: "
+                        f"the udev rule above or a systemd .link file with [Match] {link} applies it at boot and "
+                        f"whenever the device is added again")
     return Fix(command=command,
                note=f"make it persistent for {iface.name} itself: ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS, a NetworkManager "
                     "[ethtool] setting, a systemd .link file or a udev rule matching its driver")
@@ -212,10 +227,12 @@ def evaluate(t: Target) -> list[ObjectResult]:
                          f"which does not reach {iface.name}")
         hint = ("; ".join(dict.fromkeys(notes)) + "; ") if notes else ""
         missing_keys = [m.split(" ", 1)[0] for m in missing]
+        unmanaged = t.facts.nm_unmanaged.get(iface.name)
+        how = ("a systemd .link file or a udev rule matching its driver: NetworkManager does not manage it"
+               if unmanaged else "ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "
+                                 "a systemd .link file or a udev rule matching its driver")
         return ObjectResult(iface.name, FAIL, want, "missing: " + ", ".join(missing),
-                            f"{iface.name}: {', '.join(missing)}; {hint}configure "
-                            f"{iface.name} itself (ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "
-                            f"a systemd .link file or a udev rule matching its driver)",
-                            fix=_fix(iface, {k: judged[k][0] for k in required}, missing_keys), **boot)
+                            f"{iface.name}: {', '.join(missing)}; {hint}configure {iface.name} itself ({how})",
+                            fix=_fix(iface, {k: judged[k][0] for k in required}, missing_keys, unmanaged), **boot)
 
     return complete(per_object(t.interfaces(), lambda i: i.name, one))

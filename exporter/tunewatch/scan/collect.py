@@ -33,7 +33,8 @@ from ..content.catalog import Content
 from ..errors import ContentError, TunewatchError
 from ..facts import boot, ethtool, filestat, interfaces, netdevice
 from ..facts.services import UNIT_DIRS
-from ..facts.netconfig import LINK_DIRS, NM_DIRS
+from ..facts.linkfiles import LINK_DIRS
+from ..facts.netconfig import NM_DIRS
 from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
 from ..facts.modules import MODULES_LOAD_DIRS
 from ..facts.nextkernel import BLS_DIR, GRUB_CFGS, GRUBENVS, VMLINUZ_LINK
@@ -69,6 +70,10 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPRO
           ("etc/sysconfig/network", "ifcfg-*"), ("etc/sysconfig/network-scripts", "ifcfg-*"),
           ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
+          # facts/nmconf.py ([keyfile] unmanaged-devices) and facts/netplan.py (generated .link files)
+          ("etc/NetworkManager", "NetworkManager.conf"), *((f"{d}/NetworkManager/conf.d", "*.conf")
+                                                          for d in ("etc", "run", "usr/lib")),
+          *((f"{d}/netplan", "*.yaml") for d in ("lib", "etc", "run")),
           *((d, "*.rules") for d in RULES_DIRS), ("etc", "nfs.conf"), ("etc/nfs.conf.d", "*.conf"), ("etc/cron.d", "*"),
           ("etc/auto.master.d", "*.autofs"), ("etc/nfsmount.conf.d", "*.conf"),
           ("usr/share/saptune/notes", "*"), ("etc/saptune/extra", "*.conf"), ("etc/saptune/override", "*"),
