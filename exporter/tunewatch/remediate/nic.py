@@ -12,8 +12,9 @@ rule matching its driver (run with the VF's name, `%k`), for other NICs from an 
 
 from __future__ import annotations
 
-import shlex
+import hashlib
 
+from ..outputs.escape import Unexpressible, plain_name, sh, sh_words
 from ..parsers.cpulist import format_cpulist
 from ..parsers.ethtool_args import parse_ethtool_options
 from ..parsers.ini import parse_ini
@@ -39,7 +40,7 @@ IRQ_SCRIPT = "usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh"
 
 def _probe(section: str, iface: str, key: str) -> str:
     label = LABELS.get(section, {}).get(key, key)
-    return f"tw_ethtool_value {SECTION_QUERY[section]} {iface} {shlex.quote(label)}"
+    return f"tw_ethtool_value {SECTION_QUERY[section]} {sh(iface)} {sh(label)}"
 
 
 def nic_channels(ctx: Context, sel, result):
@@ -73,13 +74,38 @@ def _required(sel, driver: str | None) -> dict[str, str]:
     return required
 
 
-def _commands(iface: str, settings: dict[str, str]) -> list[str]:
-    """ethtool argument strings, one per section: '-L eth0 combined 16'."""
+def _argvs(iface: str, settings: dict[str, str]) -> list[list[str]]:
+    """ethtool arguments, one list per section: ['-L', 'eth0', 'combined', '16']."""
     by_section: dict[str, list[str]] = {}
     for key, value in settings.items():
         section, name = key.split(".", 1)
         by_section.setdefault(section, []).extend([name, value])
-    return [f"{SECTION_OPTION[s]} {iface} {' '.join(words)}" for s, words in by_section.items()]
+    return [[SECTION_OPTION[s], iface, *words] for s, words in by_section.items()]
+
+
+def _commands(iface: str, settings: dict[str, str]) -> list[str]:
+    """ethtool argument strings for files that split at blanks and have no quoting
+    (ETHTOOL_OPTS, ETHTOOL_OPTIONS): the interface name must be plain (escape.plain_name)."""
+    plain_name(iface, "interface name", "an ifcfg ETHTOOL_OPTS value")
+    return [" ".join(argv) for argv in _argvs(iface, settings)]
+
+
+def _script_name(iface: str) -> str:
+    """A file name part for `iface`: itself when plain, else a digest of it."""
+    try:
+        return plain_name(iface, "interface name", "a file name")
+    except Unexpressible:
+        return "if-" + hashlib.sha256(iface.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def _dq(name: str) -> str:
+    """A name as the dispatcher test compares it: "eth0" as admins write it (and the
+    scanner's script reader expects), any other name single-quoted (escape.sh)."""
+    return f'"{name}"' if _script_name(name) == name else sh(name)
+
+
+def _refused(sel, obj_name: str, e: Unexpressible) -> Step:
+    return Step(sel.check.id, obj_name, MANUAL, f"not automated: {e}", Note(f"{obj_name}: {e}"))
 
 
 # NetworkManager's [ethtool] keyfile names (nm-settings-nmcli(5), ethtool.*), by ethtool JSON name
@@ -150,44 +176,51 @@ def nic_settings_persistent(ctx: Context, sel, result):
         settings = _required(sel, iface.driver if iface else None)
         if not settings or iface is None:
             continue
-        ifcfg = _ifcfg(ctx, iface.name)
-        if iface.master or ifcfg is None and not ctx.uses_network_manager():
-            rule = ", ".join(f'RUN+="{ETHTOOL} {c.replace(iface.name, "$name", 1)}"'
-                             for c in _commands(iface.name, settings))
-            rel = f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.driver}.rules"
-            yield Step(sel.check.id, iface.name, PERSISTENT, f"udev rule /{rel} for every {iface.driver} interface",
-                       WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id}): at boot and when the "
-                                      f"driver binds again\nACTION==\"add\", SUBSYSTEM==\"net\", "
-                                      f"DRIVERS==\"{iface.driver}\", {rule}"))
-            continue
-        keyfile = None if ifcfg else _nm_keyfile(ctx, iface.name)
-        if keyfile and all(k in NM_ETHTOOL_KEYS for k in settings):
-            for key, value in settings.items():
-                nm_key, nm_value = NM_ETHTOOL_KEYS[key], NM_BOOL.get(value, value)
-                yield Step(sel.check.id, iface.name, PERSISTENT, f"[ethtool] {nm_key}={nm_value} in /{keyfile} (0600)",
-                           IniSet(keyfile, "ethtool", nm_key, nm_value))
-            continue
-        dispatched = settings
-        if ifcfg is not None:
-            rel, var = ifcfg
-            # NetworkManager's ifcfg-rh plugin reads -K/-C/-G of ETHTOOL_OPTS; channels go to a dispatcher script
-            in_ifcfg = {k: v for k, v in settings.items() if var == "ETHTOOL_OPTIONS" or not k.startswith("channels.")}
-            dispatched = {k: v for k, v in settings.items() if k not in in_ifcfg}
-            existing = parse_shell_assignments(ctx.facts.fs.read_required(rel), rel).get(var, "")
-            if var == "ETHTOOL_OPTIONS":
-                assignments = _wicked_assignments(existing, iface.name, in_ifcfg, rel)
-            else:
-                assignments = [(var, _merged_ethtool_value(existing, iface.name, in_ifcfg, rel))]
-            for name, value in assignments:
-                yield Step(sel.check.id, iface.name, PERSISTENT, f"{name}='{value}' in /{rel}",
-                           EnsureLine(rel, rf"^[[:space:]]*{name}=", f"{name}='{value}'", mode="0644"))
-        if dispatched:
-            rel = f"etc/NetworkManager/dispatcher.d/90-tunewatch-ethtool-{iface.name}"
-            body = "\n".join(f"{ETHTOOL} {c}" for c in _commands(iface.name, dispatched))
-            yield Step(sel.check.id, iface.name, PERSISTENT, f"NetworkManager dispatcher script /{rel}",
-                       WriteFile(rel, f"#!/bin/sh\n# written by tunewatch remediate ({sel.check.id})\n"
-                                      f"[ \"$1\" = \"{iface.name}\" ] && [ \"$2\" = \"up\" ] || exit 0\n{body}",
-                                 mode="0755"))
+        try:
+            yield from _persist_nic(ctx, sel, iface, settings)
+        except Unexpressible as e:
+            yield _refused(sel, iface.name, e)
+
+
+def _persist_nic(ctx: Context, sel, iface, settings: dict[str, str]):
+    ifcfg = _ifcfg(ctx, iface.name)
+    if iface.master or ifcfg is None and not ctx.uses_network_manager():
+        driver = plain_name(iface.driver or "", "driver name", "a udev rule")
+        rule = ", ".join(f'RUN+="{ETHTOOL} {" ".join(argv)}"' for argv in _argvs("$name", settings))
+        rel = f"etc/udev/rules.d/99-tunewatch-ethtool-{driver}.rules"
+        yield Step(sel.check.id, iface.name, PERSISTENT, f"udev rule /{rel} for every {iface.driver} interface",
+                   WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id}): at boot and when the "
+                                  f"driver binds again\nACTION==\"add\", SUBSYSTEM==\"net\", "
+                                  f"DRIVERS==\"{driver}\", {rule}"))
+        return
+    keyfile = None if ifcfg else _nm_keyfile(ctx, iface.name)
+    if keyfile and all(k in NM_ETHTOOL_KEYS for k in settings):
+        for key, value in settings.items():
+            nm_key, nm_value = NM_ETHTOOL_KEYS[key], NM_BOOL.get(value, value)
+            yield Step(sel.check.id, iface.name, PERSISTENT, f"[ethtool] {nm_key}={nm_value} in /{keyfile} (0600)",
+                       IniSet(keyfile, "ethtool", nm_key, nm_value))
+        return
+    dispatched = settings
+    if ifcfg is not None:
+        rel, var = ifcfg
+        # NetworkManager's ifcfg-rh plugin reads -K/-C/-G of ETHTOOL_OPTS; channels go to a dispatcher script
+        in_ifcfg = {k: v for k, v in settings.items() if var == "ETHTOOL_OPTIONS" or not k.startswith("channels.")}
+        dispatched = {k: v for k, v in settings.items() if k not in in_ifcfg}
+        existing = parse_shell_assignments(ctx.facts.fs.read_required(rel), rel).get(var, "")
+        if var == "ETHTOOL_OPTIONS":
+            assignments = _wicked_assignments(existing, iface.name, in_ifcfg, rel)
+        else:
+            assignments = [(var, _merged_ethtool_value(existing, iface.name, in_ifcfg, rel))]
+        for name, value in assignments:
+            yield Step(sel.check.id, iface.name, PERSISTENT, f"{name}={sh(value)} in /{rel}",
+                       EnsureLine(rel, rf"^[[:space:]]*{name}=", f"{name}={sh(value)}", mode="0644"))
+    if dispatched:
+        rel = f"etc/NetworkManager/dispatcher.d/90-tunewatch-ethtool-{_script_name(iface.name)}"
+        body = "\n".join(f"{ETHTOOL} {sh_words(argv)}" for argv in _argvs(iface.name, dispatched))
+        yield Step(sel.check.id, iface.name, PERSISTENT, f"NetworkManager dispatcher script /{rel}",
+                   WriteFile(rel, f"#!/bin/sh\n# written by tunewatch remediate ({sel.check.id})\n"
+                                  f"[ \"$1\" = {_dq(iface.name)} ] && [ \"$2\" = \"up\" ] || exit 0\n{body}",
+                             mode="0755"))
 
 
 # -- IRQs -----------------------------------------------------------------------------------------
@@ -218,6 +251,11 @@ def _escape_for_exec(text: str) -> str:
 
 def _irq_unit(sel, iface, cpus: str, control: str):
     """An enabled unit pinning a NIC with a stable name (not a VF) at boot."""
+    try:
+        plain_name(iface.name, "interface name", "a systemd unit name and its ExecStart line")
+    except Unexpressible as e:
+        yield _refused(sel, iface.name, e)
+        return
     unit = f"tunewatch-irq-affinity-{iface.name}.service"
     yield Step(sel.check.id, iface.name, PERSISTENT, f"unit {unit}: runs /{IRQ_SCRIPT} for {iface.name} at boot",
                WriteFile(f"etc/systemd/system/{unit}",
@@ -236,6 +274,11 @@ def _irq_udev_rules(sel, groups: dict[tuple[str, str], list], control: str):
     master would pin nothing: it has no IRQs of its own."""
     drivers = [d for d, _cpus in groups]
     for (driver, cpus), vfs in groups.items():
+        try:
+            plain_name(driver, "driver name", "a udev rule")
+        except Unexpressible as e:
+            yield _refused(sel, ", ".join(v.name for v in vfs), e)
+            continue
         # VFs of one driver on different NUMA nodes: one rule per node (ATTRS: the PCI parent's numa_node)
         node = "" if drivers.count(driver) == 1 else f'ATTRS{{numa_node}}=="{vfs[0].numa_node or 0}", '
         suffix = "" if not node else f"-node{vfs[0].numa_node or 0}"
