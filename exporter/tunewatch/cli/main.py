@@ -257,11 +257,8 @@ def _only_rules(content: Content, profile, rules: list[str], skips: list[str]):
 
 
 def _write(text: str, output: str | None) -> None:
-    if output:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    from ..host.atomic import write_output  # a temp file renamed over FILE: a full disk loses nothing
+    write_output(text, output)
 
 
 def cmd_scan(args) -> int:

@@ -11,8 +11,9 @@ its language here, once, and nowhere builds code from them by string formatting:
 * `xml`: XML 1.0 characters only (the rest as `\\x..` text);
 * `label`: a Prometheus label value that is valid UTF-8, shortened with a hash suffix
   so that two long values never collide;
-* `no_template`: a YAML text a Go template (goss renders its gossfile as one) leaves
-  alone: `{{` never appears in it;
+* `goss_yaml`, `no_template`: YAML (by PyYAML's emitter) and comments that goss's Go
+  template pass (it renders every gossfile as a template first) copies literally:
+  `{{` never appears in them;
 * `plain_name`, `fstab_field`, `udev_value`: where a mechanism has no quoting at all
   (udev rule values, `.link` globs, systemd unit names, `ETHTOOL_OPTS` split at blanks
   and `;`, fstab fields), a value that would need it is refused (`Unexpressible`) and the
@@ -25,9 +26,7 @@ surrogates (os.fsdecode, "surrogateescape"); `text`, `xml` and `label` show thos
 
 from __future__ import annotations
 
-import hashlib
 import re
-import shlex
 
 # C0 controls, DEL, C1 controls and lone surrogates (undecodable bytes, surrogateescape)
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -78,6 +77,8 @@ def label(value: object, max_chars: int = 100) -> str:
     shown = utf8(value)
     if len(shown) <= max_chars:
         return shown
+    import hashlib
+
     digest = hashlib.sha256(shown.encode("utf-8")).hexdigest()[:8]
     return shown[:max_chars - 10] + "\u2026~" + digest
 
@@ -91,6 +92,8 @@ def no_template(value: str) -> str:
 
 def sh(value: object) -> str:
     """One bash/sh word that expands to exactly `value` (single quotes)."""
+    import shlex
+
     return shlex.quote(str(value))
 
 
@@ -123,3 +126,21 @@ def udev_value(value: str, what: str) -> str:
         raise Unexpressible(f"{what} {text(value)!r} cannot be written into a udev rule (a double quote or a "
                             "control byte); not automated")
     return value
+
+
+def goss_yaml(data) -> str:
+    """YAML by PyYAML's emitter that goss's Go template pass leaves alone: every string
+    holding `{{` is double-quoted, where `{\\x7b` writes the same text without the `{{`
+    that would open a template action (no other `{{` can occur in block-style YAML)."""
+    import yaml  # only when a gossfile is written: `tunewatch scan` must not pay for PyYAML
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def _str(dumper, value):
+        style = '"' if "{{" in value or "}}" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, _str)
+    body = yaml.dump(data, Dumper=Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    return body.replace("{{", "{\\x7b")

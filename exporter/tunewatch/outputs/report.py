@@ -60,4 +60,5 @@ def render_junit(result: ScanResult) -> str:
         elif o.status in ("notapplicable", "waived"):
             ET.SubElement(case, "skipped", message=o.message)
     ET.indent(suite)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    from .escape import xml  # only XML 1.0 characters (host names may hold ESC or bytes that are not UTF-8)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml(ET.tostring(suite, encoding="unicode")) + "\n"
