@@ -318,6 +318,8 @@ def cmd_serve(args) -> int:
     content, profile, waivers = _load(args)
     if not os.path.isdir(args.root):
         raise ContentError(args.root, "--root is not a directory")
+    from ..host.rootcheck import check_complete
+    check_complete(args.root)
     info = {"version": __version__, "profile": profile.id, "root": os.path.abspath(args.root),
             "content digest": content.digest}
     # Each scan runs in a forked child (killed on --scan.timeout) that renders it; serve

@@ -432,6 +432,8 @@ def run(args, load) -> int:
     from ..remediate.hostview import scan_host
     from ..vsphere.command import scan_setup
     content, profile, waivers = load(args)
+    from ..host.rootcheck import check_complete
+    check_complete(args.root)
     with scan_setup(args, profile) as (root, profile):  # --vsphere.config: the VM's facts from vCenter
         view = scan_host(content, profile, root, waivers)
         text = render(view, args.files_in_root, args.allow_command, getattr(args, "vsphere_config", None))
