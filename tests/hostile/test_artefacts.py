@@ -34,8 +34,12 @@ PLAYBOOK = ("ansible-playbook -i localhost, -c local -e ansible_python_interpret
             "-e tunewatch_hosts=localhost ")
 
 
+# TUNEWATCH_UNDER_TEST=DIR runs another checkout's exporter/ (the before/after table of the suite)
+RUN_ENV = {**ENV, "PYTHONPATH": os.environ.get("TUNEWATCH_UNDER_TEST", ENV["PYTHONPATH"])}
+
+
 def tunewatch(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tunewatch.cli.main", *args], capture_output=True, env=ENV,
+    return subprocess.run([sys.executable, "-m", "tunewatch.cli.main", *args], capture_output=True, env=RUN_ENV,
                           timeout=180)
 
 
