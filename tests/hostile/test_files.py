@@ -237,3 +237,22 @@ def test_an_interface_name_the_kernel_cannot_have_is_an_error_for_it_only(tmp_pa
     got = _status(root, "vmware-sap-hana", "vmxnet3-rx-coalesce")
     by = {o["object"]: o["status"] for o in got["objects"]}
     assert by == {"ens 224": "error", "ens192": "fail"}, by
+
+
+def test_vm_and_esxi_host_names_from_vsphere_stay_data(tmp_path):
+    """A VM or ESXi host name (anyone with VM.Config rights picks it) lands in comments of the
+    rendered .vmx and esxcli files: a newline there must not forge a setting."""
+    from tunewatch.parsers.vmx import parse_vmx
+    from tunewatch.vsphere.client import HostFacts, VmFacts
+    from tunewatch.vsphere.render import render_files
+    forged = 'x\nsched.cpu.affinity = "0"\nethernet1.pnicFeatures = "4"\n   Hyperthreading Active: false'
+    vm = VmFacts(forged, "4221c1e8-0000-0000-0000-000000000001", {}, None, ((1, "vmxnet3"),))
+    host = HostFacts(forged, {"Net.NetNetqRxQueueFeatPairEnable": "1"}, True, True, True, "dynamic")
+    files = render_files(vm, host)
+    (vmx_name, vmx), = [(k, v) for k, v in files.items() if k.endswith(".vmx")]
+    assert "\n" not in vmx_name and "/" not in vmx_name[len("vmware/"):]
+    parsed = parse_vmx(vmx, vmx_name)
+    assert "sched.cpu.affinity" not in str(parsed) and "pnicfeatures" not in str(parsed).lower()
+    cpu = files["vmware/esxcli/cpu-global.txt"].splitlines()
+    assert [l for l in cpu if "Hyperthreading Active" in l and not l.startswith("#")] == \
+        ["   Hyperthreading Active: true"]
