@@ -256,3 +256,15 @@ def test_vm_and_esxi_host_names_from_vsphere_stay_data(tmp_path):
     cpu = files["vmware/esxcli/cpu-global.txt"].splitlines()
     assert [l for l in cpu if "Hyperthreading Active" in l and not l.startswith("#")] == \
         ["   Hyperthreading Active: true"]
+
+
+def test_output_to_a_device_or_a_fifo_writes_to_it_and_never_replaces_it(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    done = tunewatch("scan", "--root", str(names_example("azure-m-tuned")), "--profile", "azure-sap-hana",
+                     "--format", "json", "--output", str(fifo))
+    out, _ = reader.communicate(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out)["profile"] == "azure-sap-hana"
+    assert fifo.is_fifo() and [p.name for p in tmp_path.iterdir()] == ["fifo"]

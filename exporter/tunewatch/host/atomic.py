@@ -3,7 +3,8 @@ textfile for node_exporter) is replaced atomically: written to a temp file in th
 directory, fsynced, renamed over the target. A full disk or a kill leaves the old file
 whole, never a truncated report or a half script. The new file keeps the old one's mode and
 owner; a new file gets `mode` (default: 0666 minus the umask, as open() would create it).
-A link at the target is replaced, never followed (rename replaces the name).
+A device or FIFO (`/dev/null`, `/dev/stdout`) is written to, never replaced; a link the
+user (or root) owns leads to the file replaced, another user's link is refused.
 """
 
 from __future__ import annotations
@@ -24,11 +25,23 @@ def write_atomic(path: str, data: str | bytes, mode: int | None = None) -> None:
     """Replace `path` with `data` (str: UTF-8; undecodable bytes of host names kept as the
     bytes they were, surrogateescape)."""
     payload = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
-    directory = os.path.dirname(os.path.abspath(path))
     try:
         old = os.lstat(path)
     except FileNotFoundError:
         old = None
+    if old is not None and stat.S_ISLNK(old.st_mode):
+        if old.st_uid not in (0, os.geteuid()):  # another user's link: not followed
+            raise PermissionError(f"{path}: a link owned by uid {old.st_uid}; not written through")
+        path = os.path.realpath(path)  # the user's own link: its target is replaced
+        try:
+            old = os.lstat(path)
+        except FileNotFoundError:
+            old = None
+    if old is not None and not stat.S_ISREG(old.st_mode):  # /dev/null, a FIFO: written to, never replaced
+        with open(path, "wb") as f:
+            f.write(payload)
+        return
+    directory = os.path.dirname(os.path.abspath(path))
     keep = old is not None and stat.S_ISREG(old.st_mode)
     if not os.path.isdir(directory):  # else mkstemp names its own temp file, not the directory
         raise FileNotFoundError(errno.ENOENT, "output directory does not exist", directory)
