@@ -333,6 +333,12 @@ def write_textfile(path: str, text: str) -> None:
 
     The temp name does not end in .prom, so the textfile collector never reads a partial file.
     """
+    import errno
+    import os
+
     from ..host.atomic import write_atomic
 
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):  # named here: node_exporter's textfile directory is a setting to fix
+        raise FileNotFoundError(errno.ENOENT, "textfile directory does not exist", directory)
     write_atomic(path, text, mode=0o644)
