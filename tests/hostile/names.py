@@ -109,3 +109,22 @@ def hostile_sas(dest: Path, copy_host, breaker) -> Path:
         f.write(data)
     write(root, b"etc/sysctl.d/" + SYSCTL_FILE, b"vm.dirty_bytes = 1\n")  # an admin's other value: commented out
     return root
+
+
+KEYFILE = b"{{lookup('pipe','reboot')}}$(reboot)\n.nmconnection"
+
+
+def hostile_keyfile(dest: Path, copy_host, breaker) -> Path:
+    """vmware-vmxnet3-tuned with its NetworkManager keyfile edited (profile vmware-sap-hana):
+    the [ethtool] fix goes into a keyfile whose name and id hold Jinja and $(...)."""
+    root = copy_host("vmware-vmxnet3-tuned", dest)
+    breaker(root)
+    keyfiles = os.path.join(os.fsencode(root), b"etc/NetworkManager/system-connections")
+    old = os.path.join(keyfiles, b"ens224.nmconnection")
+    with open(old, "rb") as f:
+        data = f.read()
+    data = data.replace(b"id=ens224", b"id={{ lookup('pipe','reboot') }}$(reboot)", 1)
+    with open(old, "wb") as f:
+        f.write(data)
+    os.rename(old, os.path.join(keyfiles, KEYFILE))
+    return root

@@ -4,7 +4,7 @@ Two snapshots carry the names of every channel: interface names that are shell c
 (`$(id>x)`, `` `reboot` ``, `a;reboot`, not UTF-8 with ESC), a hostname with a newline,
 Jinja and goss YAML, another with markup, ESC and BEL, mount points and an NFS source with
 a newline or Jinja, a sysctl.d file name with Jinja, `$(...)` and a newline, a .vmx file
-name with a newline. The generated bash, the playbook (persistent on a copy, runtime
+name with a newline, a NetworkManager keyfile whose name and id hold Jinja and `$(...)`. The generated bash, the playbook (persistent on a copy, runtime
 forced on "this host"), the NetworkManager dispatcher script it writes and the goss
 `--allow-command` export run as root in the sandbox (sandbox.py): no canary fires and no
 reboot stub is called. XML parses, metrics pass `promtool check metrics` with
@@ -27,9 +27,9 @@ import pytest
 
 import names
 import sandbox
-from test_remediate import IN_CI, ENV, break_sas_anf, copy_host, need
+from test_remediate import IN_CI, ENV, break_keyfile, break_sas_anf, copy_host, need
 
-HOSTS = {"vmware": "auto", "sas": "azure-sas-grid-anf"}
+HOSTS = {"vmware": "auto", "sas": "azure-sas-grid-anf", "keyfile": "vmware-sap-hana"}
 PLAYBOOK = ("ansible-playbook -i localhost, -c local -e ansible_python_interpreter={python} "
             "-e tunewatch_hosts=localhost ")
 
@@ -47,7 +47,8 @@ def tunewatch(*args: str) -> subprocess.CompletedProcess:
 def hosts(tmp_path_factory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("hostile")
     return {"vmware": names.hostile_vmware(base / "vmware", copy_host),
-            "sas": names.hostile_sas(base / "sas", copy_host, break_sas_anf)}
+            "sas": names.hostile_sas(base / "sas", copy_host, break_sas_anf),
+            "keyfile": names.hostile_keyfile(base / "keyfile", copy_host, break_keyfile)}
 
 
 def _sandboxed() -> None:
@@ -154,6 +155,11 @@ done
         assert any(arg in ifaces for arg in call[1:]), call
     if host == "vmware":
         assert any(call[1:3] == [b"-C", names.IFACE_ID] for call in ethtool), ethtool
+    if host == "keyfile":  # the [ethtool] fix landed in the keyfile with the hostile name, in both copies
+        for copy in ("root", "aroot"):
+            keyfile = os.path.join(os.fsencode(work / copy), b"etc/NetworkManager/system-connections/" + names.KEYFILE)
+            with open(keyfile, "rb") as f:
+                assert b"ring-rx=512" in f.read()
 
 
 @pytest.mark.parametrize("host", sorted(HOSTS))
