@@ -30,6 +30,7 @@ import sandbox
 from test_remediate import IN_CI, ENV, break_keyfile, break_sas_anf, copy_host, need
 
 HOSTS = {"vmware": "auto", "sas": "azure-sas-grid-anf", "keyfile": "vmware-sap-hana"}
+HOSTILE_RUNTIME = {"vmware"}  # hosts whose runtime steps carry hostile names (ethtool, IRQ pinning)
 PLAYBOOK = ("ansible-playbook -i localhost, -c local -e ansible_python_interpreter={python} "
             "-e tunewatch_hosts=localhost ")
 
@@ -140,12 +141,14 @@ for f in /mnt/w/root/etc/NetworkManager/dispatcher.d/90-tunewatch-*; do
     while IFS= read -r -d '' iface; do sh "$f" "$iface" up; done < <(cat /mnt/w/ifaces; printf '\\0')
 done
 {play} -e tunewatch_root=/mnt/w/aroot --tags persistent /mnt/w/fix.yml; echo "ansible persistent: $?"
-{play} -e tunewatch_force=true --tags runtime /mnt/w/fix.yml; echo "ansible runtime: $?"
 """
+    if host in HOSTILE_RUNTIME:  # the runtime play of the others holds no host data (it costs ~15 s)
+        script += f'{play} -e tunewatch_force=true --tags runtime /mnt/w/fix.yml; echo "ansible runtime: $?"\n'
+
     run = sandbox.run(work, script, timeout=600)
     _assert_clean(run, host)
     for line in ("bash persistent: 0", "bash persistent again: 0", "bash runtime: 0", "ansible persistent: 0",
-                 "ansible runtime: 0"):
+                 *(["ansible runtime: 0"] if host in HOSTILE_RUNTIME else [])):
         assert line in run["out"], run["out"][-4000:]
     for copy in ("root", "aroot"):  # no forged fstab line
         fstab = (work / copy / "etc/fstab").read_bytes()
