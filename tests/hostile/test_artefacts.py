@@ -186,3 +186,25 @@ def test_goss_export_runs_no_canary(hosts, host, tmp_path):
     assert "command: {x: {exec: reboot}}" not in titles
     # every test is one tunewatch exported (its meta names the check): none was injected by a name
     assert all((r.get("meta") or {}).get("check") for r in result["results"]), result["results"]
+
+
+def test_serve_keeps_scan_success_on_hostile_names(hosts, tmp_path):
+    """`serve` on the snapshot whose interface name is not UTF-8: /metrics answers, every
+    label value is UTF-8, promtool accepts it and tunewatch_scan_success is 1."""
+    from support.procs import free_port, http_get, managed, wait_until
+    from support.prom import check_metrics
+    from support.snapshots import serve_argv
+    port = free_port()
+    argv = serve_argv(hosts["sas"], HOSTS["sas"], port, "1s", "--metrics.detail")
+    with managed(argv, tmp_path, name="serve", env=RUN_ENV):
+        def scraped():
+            try:
+                got = http_get(f"http://127.0.0.1:{port}/metrics")
+            except OSError:
+                return None  # not listening yet
+            return got.text if got.status == 200 and "tunewatch_scan_success" in got.text else None
+        text = wait_until(scraped, 60)
+    assert "\ntunewatch_scan_success 1.0\n" in text, text[-2000:]
+    assert 'interface="e\\\\xff' in text  # the byte 0xff as text (\\ escaped by the exposition format)
+    checked = check_metrics(text)
+    assert checked.returncode == 0 and not checked.stdout.strip(), checked.stdout + checked.stderr
