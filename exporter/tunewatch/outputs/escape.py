@@ -128,6 +128,19 @@ def udev_value(value: str, what: str) -> str:
     return value
 
 
+# Values goss acts on: a byte that is not UTF-8 cannot be written into YAML as itself.
+_GOSS_ACTED_ON = ("path", "mountpoint", "name", "exec", "comm")
+
+
+def goss_unwritable(spec: dict) -> str | None:
+    """Why a goss resource `spec` cannot be written as YAML goss reads back, or None."""
+    for key in _GOSS_ACTED_ON:
+        value = spec.get(key)
+        if isinstance(value, str) and utf8(value) != value:
+            return f"{key} {text(value)!r} is not valid UTF-8, which a gossfile cannot carry"
+    return None
+
+
 def goss_yaml(data) -> str:
     """YAML by PyYAML's emitter that goss's Go template pass leaves alone: every string
     holding `{{` is double-quoted, where `{\\x7b` writes the same text without the `{{`

@@ -313,22 +313,9 @@ TEMPLATES = {"process_absent": _process, "service_disabled": _service, "sysctl":
 # -- assembling the gossfile ---------------------------------------------------------------
 
 
-# Values goss acts on: a byte that is not UTF-8 cannot be written into YAML as itself.
-_ACTED_ON = ("path", "mountpoint", "name", "exec", "comm")
-
-
-def _expressible(spec: dict) -> str | None:
-    """Why `spec` cannot be written as YAML goss reads back, or None."""
-    for key in _ACTED_ON:
-        value = spec.get(key)
-        if isinstance(value, str) and escape.utf8(value) != value:
-            return f"{key} {escape.text(value)!r} is not valid UTF-8, which a gossfile cannot carry"
-    return None
-
-
 def _add(x: _Export, check: str, title: str, obj: ObjectResult, made) -> None:
     made = made if isinstance(made, list) else [made]
-    why = next((w for w in (_expressible(res.spec) for res in made) if w), None)
+    why = next((w for w in (escape.goss_unwritable(res.spec) for res in made) if w), None)
     if why:
         x.omitted.append((check, obj.object, why))
         return
