@@ -377,7 +377,12 @@ def test_ansible_refuses_another_boot_and_targets_the_scanned_host(tmp_path):
               "--output", str(playbook))
     import yaml
     play = yaml.safe_load(playbook.read_text().replace("!unsafe", ""))[0]
-    assert play["hosts"] == "{{ tunewatch_hosts | default('sasgrid01') }}"
+    # the scanned host, from the !unsafe variable (a hostname is never spliced into a template)
+    assert play["hosts"] == "{{ tunewatch_hosts | default(tunewatch_scan_hostname) }}"
+    assert play["vars"]["tunewatch_scan_hostname"] == "sasgrid01"
+    listed = subprocess.run([playbook_bin, "-i", "sasgrid01,localhost,", "--list-hosts", str(playbook)],
+                            capture_output=True, text=True, cwd=tmp_path, env=ansible_env(tmp_path), timeout=120)
+    assert listed.returncode == 0 and "hosts (1):" in listed.stdout and "sasgrid01" in listed.stdout, listed.stdout
     set_boot_id(root, "8d2b1c7e-0000-4000-8000-000000000002")
     snapshot = tree(root)
     argv = [playbook_bin, "-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",

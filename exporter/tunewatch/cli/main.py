@@ -257,11 +257,8 @@ def _only_rules(content: Content, profile, rules: list[str], skips: list[str]):
 
 
 def _write(text: str, output: str | None) -> None:
-    if output:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    from ..host.atomic import write_output  # a temp file renamed over FILE: a full disk loses nothing
+    write_output(text, output)
 
 
 def cmd_scan(args) -> int:
@@ -328,6 +325,8 @@ def cmd_serve(args) -> int:
     content, profile, waivers = _load(args)
     if not os.path.isdir(args.root):
         raise ContentError(args.root, "--root is not a directory")
+    from ..host.rootcheck import check_complete
+    check_complete(args.root)
     info = {"version": __version__, "profile": profile.id, "root": os.path.abspath(args.root),
             "content digest": content.digest}
     # Each scan runs in a forked child (killed on --scan.timeout) that renders it; serve

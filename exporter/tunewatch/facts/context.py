@@ -251,6 +251,10 @@ class Facts:
         """proc/sys value of `key`, read once per scan (applicability and checks share it)."""
         return _remember(self._sysctls, key, lambda: _reader("sysctl").read_runtime(self.fs, key), self.deadline)
 
+    def process_identity(self, pid: int) -> tuple[str | None, int | None]:
+        """(exe, uid) of one process (facts/processes.py): only for the few a check names."""
+        return _reader("processes").read_process_identity(self.fs, pid)
+
     def unit_state(self, unit: str):
         self._in_time(unit)
         return _reader("services").read_unit_state(self.fs, unit)

@@ -51,6 +51,26 @@ class Interface(FrozenRecord):
         return 0 if self.numa_node is None else self.numa_node
 
 
+IFNAMSIZ = 16
+_KERNEL_SPACE = b" \t\n\v\f\r\xa0"  # the kernel's isspace() (lib/ctype.c: 0xa0 too)
+
+
+def invalid_name(name: str) -> str | None:
+    """Why the kernel could not have given an interface this name (net/core/dev.c
+    dev_valid_name(): not empty, under IFNAMSIZ bytes, not `.` or `..`, no `/`, `:` or
+    blank), or None. A snapshot can hold such a name; a live host cannot."""
+    raw = os.fsencode(name)
+    if not raw:
+        return "it is empty"
+    if len(raw) >= IFNAMSIZ:
+        return f"it is {len(raw)} bytes long (at most {IFNAMSIZ - 1})"
+    if raw in (b".", b".."):
+        return "it is . or .."
+    if any(b in b"/:" or b in _KERNEL_SPACE for b in raw):
+        return "it holds '/', ':' or a blank"
+    return None
+
+
 def _int_or_none(text: str | None) -> int | None:
     try:
         return int(text) if text is not None else None

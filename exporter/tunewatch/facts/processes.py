@@ -28,3 +28,24 @@ def read_process_names(fs: FS) -> dict[int, str]:
     if 1 not in names:
         raise FactError("process list unreadable: proc/1/comm is absent")
     return names
+
+
+def read_process_identity(fs: FS, pid: int) -> tuple[str | None, int | None]:
+    """(executable path, real uid) of a process: `proc/<pid>/exe`'s link target (" (deleted)"
+    dropped) and the first `Uid:` field of `proc/<pid>/status`. Either is None when it
+    cannot be read: a snapshot from an older collect has neither, and an unprivileged reader
+    may not read another user's `exe`."""
+    exe = fs.readlink(f"proc/{pid}/exe")
+    if exe is not None and exe.endswith(" (deleted)"):
+        exe = exe[:-len(" (deleted)")]
+    uid = None
+    try:
+        status = fs.read_text(f"proc/{pid}/status") or ""
+    except FactError:
+        status = ""
+    for line in status.splitlines():
+        if line.startswith("Uid:"):
+            fields = line.split()
+            uid = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+            break
+    return exe, uid

@@ -66,7 +66,8 @@ class UnitState(FrozenRecord):
 
 
 def _first(fs: FS, unit: str, dirs: tuple[str, ...]) -> str | None:
-    return next((f"{d}/{unit}" for d in dirs if fs.exists(f"{d}/{unit}")), None)
+    # listdir, not exists: a unit directory that is a link leading out of the root is an error
+    return next((f"{d}/{unit}" for d in dirs if unit in fs.listdir(d) or fs.exists(f"{d}/{unit}")), None)
 
 
 def _gone_at_boot(fs: FS, rel: str) -> bool:

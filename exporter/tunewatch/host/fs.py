@@ -398,10 +398,21 @@ class FS:
         """Sorted entry names; empty when the directory does not exist. Listed once per FS."""
         listing = self._listing(self._components(rel.strip("/")))
         if isinstance(listing, (FileNotFoundError, NotADirectoryError)):
+            self._dangling(rel)
             return []
         if isinstance(listing, OSError):
             raise FactError(f"cannot list {rel}: {listing.strerror or listing}")
         return sorted(listing)
+
+    def _dangling(self, rel: str) -> None:
+        """A snapshot directory missing because a link on its way leads nowhere inside the
+        root (`vmware -> ../../../elsewhere`) is unreadable, never empty: FactError."""
+        parts = rel.strip("/").split("/")
+        for n in range(1, 0 if self.live else len(parts) + 1):
+            target = self.readlink("/".join(parts[:n]))
+            if target is not None and target != "/dev/null" and not os.path.exists(self.path("/".join(parts[:n]))):
+                raise FactError(f"{'/'.join(parts[:n])} is a link to {target}, which leads nowhere inside the root: "
+                                "what is under it cannot be read")
 
     def readlink(self, rel: str) -> str | None:
         """The raw target of a symlink (the last component is not followed)."""

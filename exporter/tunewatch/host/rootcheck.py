@@ -8,6 +8,18 @@ import sys
 from ..errors import ContentError
 
 HOST_MARKERS = ("proc", "sys", "etc/os-release")
+# `tunewatch collect` writes INCOMPLETE before anything else and COMPLETE after everything,
+# then removes INCOMPLETE: a snapshot cut short (a full disk, a kill) keeps INCOMPLETE.
+INCOMPLETE = ".tunewatch-collect-incomplete"
+COMPLETE = ".tunewatch-collect-complete"
+
+
+def check_complete(root: str) -> None:
+    """Refuse a snapshot `collect` did not finish: its missing files would read as "not
+    configured" and pass persistent checks."""
+    if os.path.lexists(os.path.join(root, INCOMPLETE)):
+        raise ContentError(root, f"--root is a snapshot `tunewatch collect` did not finish ({INCOMPLETE} is there: "
+                                 "it was interrupted or ran out of space); collect it again")
 
 
 def check_root(args) -> None:
@@ -16,6 +28,7 @@ def check_root(args) -> None:
     (exit 1) unless --allow-partial-root; warn when only some are missing."""
     if not os.path.isdir(args.root):
         raise ContentError(args.root, "--root is not a directory")
+    check_complete(args.root)
     missing = [m for m in HOST_MARKERS if not os.path.exists(os.path.join(args.root, m))]
     if not missing or getattr(args, "allow_partial_root", False):
         return

@@ -32,7 +32,8 @@ def render_fleet(fmt: str, endpoint: str, error: str | None, vms: list[tuple[str
         for name, result in vms:
             suites.append(junit_suite(result, name))
         ET.indent(suites)
-        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+        from .escape import xml  # only XML 1.0 characters: VM names are host data
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml(ET.tostring(suites, encoding="unicode")) + "\n"
     if fmt == "text":
         from .text import render_text
         parts = [f"== VM {name}\n{render_text(result, colour=colour)}" for name, result in vms]

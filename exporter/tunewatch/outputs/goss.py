@@ -47,7 +47,6 @@ when two file systems are mounted on one path.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 
 
@@ -58,6 +57,7 @@ from ..facts.sysctl import MODPROBE_DIRS
 from ..facts.tuned import profile_file
 from ..results import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
 from ..kinds.nfs_mount_options import normalise
+from . import escape
 from ..remediate import targets
 from ..remediate.hostview import HostView
 
@@ -281,7 +281,7 @@ def _ethtool_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
         expected = {k: ("on" if v else "off") if isinstance(v, bool) else re.escape(str(v))
                     for k, v in sel.vars["expected"].items()}
     option = {"channels": "-l", "rings": "-g", "coalesce": "-c", "features": "-k"}[section]
-    exec_ = f"ethtool {option} {iface}"
+    exec_ = f"ethtool {option} {escape.sh(iface)}"  # goss runs it with sh -c
     labels = {"channels": CHANNEL_LABELS, "rings": RING_LABELS}.get(section)
     if labels:  # two blocks, "Pre-set maximums" then "Current hardware settings": judge the second
         exec_ += " | sed -n '/^Current hardware settings/,$p'"
@@ -301,8 +301,7 @@ def _vsphere_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
 
 
 def _shell_word(text: str) -> str:
-    import shlex
-    return shlex.quote(text)
+    return escape.sh(text)
 
 
 TEMPLATES = {"process_absent": _process, "service_disabled": _service, "sysctl": _sysctl,
@@ -315,15 +314,21 @@ TEMPLATES = {"process_absent": _process, "service_disabled": _service, "sysctl":
 
 
 def _add(x: _Export, check: str, title: str, obj: ObjectResult, made) -> None:
-    for n, res in enumerate(made if isinstance(made, list) else [made]):
+    made = made if isinstance(made, list) else [made]
+    why = next((w for w in (escape.goss_unwritable(res.spec) for res in made) if w), None)
+    if why:
+        x.omitted.append((check, obj.object, why))
+        return
+    for n, res in enumerate(made):
         spec = dict(res.spec)
         if x.files_in_root and res.type in RUNTIME_TYPES:
             spec["skip"] = True  # goss would judge this machine, not the snapshot
         if obj.status == WAIVED:
             spec["skip"] = True
-        spec["title"] = f"{title} ({obj.object})" + (" - waived in tunewatch" if obj.status == WAIVED else "")
-        spec["meta"] = {"check": check, "object": obj.object}
-        key = f"{check} {obj.object}" + (f" #{n + 1}" if n else "")
+        shown = escape.utf8(obj.object)
+        spec["title"] = f"{title} ({shown})" + (" - waived in tunewatch" if obj.status == WAIVED else "")
+        spec["meta"] = {"check": check, "object": shown}
+        key = f"{check} {shown}" + (f" #{n + 1}" if n else "")
         x.resources.setdefault(res.type, {})[key] = spec
 
 
@@ -385,11 +390,12 @@ def render(view: HostView, files_in_root: bool = False, allow_command: bool = Fa
         head.append(f"file paths point into {r.root}; runtime tests are skipped (goss would judge this machine)")
     if "mount" in x.resources:
         head.append("note: goss statfs()s every mount point it tests, which hangs on an unresponsive hard NFS mount")
-    import yaml  # only when a gossfile is written: `tunewatch scan` must not pay for PyYAML
-    body = yaml.safe_dump(x.resources, sort_keys=False, default_flow_style=False, width=1000)
+    body = escape.goss_yaml(x.resources)
     tail = ["", "not exported:"] + ([f"  {check} {obj}: {reason}" for check, obj, reason in x.omitted]
                                     or ["  nothing: every selected check is exported"])
-    return "".join(f"# {line}\n" for line in head) + body + "".join(f"#{(' ' + l) if l else ''}\n" for l in tail)
+    return "".join(f"# {escape.comment(line)}\n" for line in head) + body + \
+        "".join(f"#{(' ' + escape.comment(l)) if l else ''}\n" for l in tail)
+
 
 
 # -- command line ------------------------------------------------------------------------------
@@ -413,12 +419,11 @@ def run(args, load) -> int:
     from ..remediate.hostview import scan_host
     from ..vsphere.command import scan_setup
     content, profile, waivers = load(args)
+    from ..host.rootcheck import check_complete
+    check_complete(args.root)
     with scan_setup(args, profile) as (root, profile):  # --vsphere.config: the VM's facts from vCenter
         view = scan_host(content, profile, root, waivers)
         text = render(view, args.files_in_root, args.allow_command, getattr(args, "vsphere_config", None))
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    from ..host.atomic import write_output
+    write_output(text, args.output)
     return 0

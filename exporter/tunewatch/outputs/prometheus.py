@@ -23,8 +23,6 @@ textformat, byte for byte what `generate_latest` writes, without importing the l
 
 from __future__ import annotations
 
-import os
-
 from .. import __version__
 from .textformat import Family, client_families, text_exposition
 
@@ -52,8 +50,9 @@ NOT_AFFECTED_BY_READD = "not affected by a re-add"
 
 
 def _label(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return text if len(text) <= MAX_LABEL_CHARS else text[:MAX_LABEL_CHARS - 1] + "\u2026"
+    """Valid UTF-8, at most MAX_LABEL_CHARS, unique when shortened (escape.label)."""
+    from .escape import label
+    return label(value, MAX_LABEL_CHARS)
 
 
 def _number(value: Any) -> float | None:
@@ -341,37 +340,16 @@ def make_renderer(detail: bool = False) -> Callable[[Any], bytes]:
 
 
 def write_textfile(path: str, text: str) -> None:
-    """Atomically replace `path`: temp file in the same directory, fsync, rename; mode 0644.
+    """Atomically replace `path` (host/atomic.py); a new file is mode 0644.
 
     The temp name does not end in .prom, so the textfile collector never reads a partial file.
     """
     import errno
-    import tempfile
+    import os
+
+    from ..host.atomic import write_atomic
 
     directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):  # else mkstemp names its own temp file, not the directory
+    if not os.path.isdir(directory):  # named here: node_exporter's textfile directory is a setting to fix
         raise FileNotFoundError(errno.ENOENT, "textfile directory does not exist", directory)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    write_atomic(path, text, mode=0o644)

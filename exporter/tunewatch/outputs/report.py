@@ -47,7 +47,8 @@ def render_junit(result: ScanResult) -> str:
 
     suite = junit_suite(result)
     ET.indent(suite)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    from .escape import xml  # only XML 1.0 characters (host names may hold ESC or bytes that are not UTF-8)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml(ET.tostring(suite, encoding="unicode")) + "\n"
 
 
 def junit_suite(result: ScanResult, name: str | None = None):

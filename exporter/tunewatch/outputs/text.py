@@ -30,9 +30,12 @@ def terminal_width() -> int:
 
 
 def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    """Every line of the report passes here: host data in it has no raw control byte (ESC
+    as `\\x1b`, escape.text); blanks and newlines fold into one space."""
     import textwrap  # cached after the first call
 
-    return textwrap.wrap(" ".join(text.split()), width, initial_indent=first, subsequent_indent=rest,
+    from .escape import text as shown
+    return textwrap.wrap(" ".join(shown(text, keep_lines=True).split()), width, initial_indent=first, subsequent_indent=rest,
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
 

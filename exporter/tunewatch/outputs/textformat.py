@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from typing import Iterable
 
 
+def _utf8(value: str) -> str:
+    from .escape import utf8
+    return value if value.__class__ is str and value.isascii() else utf8(value)
+
+
 class Sample:
     """One sample (a plain class: a NamedTuple costs a namedtuple build at import)."""
     __slots__ = ("name", "labels", "value")
@@ -32,8 +37,10 @@ class Family:
         self.samples: list[Sample] = []
 
     def add_metric(self, labels: Iterable[str], value: float) -> None:
+        # label values are valid UTF-8 whatever a host names things (escape.utf8): one
+        # undecodable interface name must not cost the whole page
         self.samples.append(Sample(self.name + "_total" if self.type == "counter" else self.name,
-                                   dict(zip(self._labelnames, labels)), value))
+                                   dict(zip(self._labelnames, map(_utf8, labels))), value))
 
 
 def client_families(families: list[Family]) -> list:

@@ -3,16 +3,22 @@
 Files are written with `copy`, `lineinfile` and `replace` under `{{ tunewatch_root }}` (empty:
 the managed host itself), units with `systemd_service`; runtime steps are shell tasks guarded
 by a probe of the current value, tagged `runtime` and skipped when `tunewatch_root` is set.
+
+Host data (interface names, file names, mount points, the hostname) is never templated:
+every value that holds any is a `!unsafe` scalar, a path is `{{ tunewatch_root }}` joined
+with a task variable `tw_path` that is `!unsafe`, shell scripts get the root as the
+environment variable R, and task names hold no host data (they show the `!unsafe` task
+variable `tw_step`, which Ansible prints without templating it).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 
 import yaml
 
 from .. import __version__
+from ..outputs.escape import comment, sh_words
 from .irqpin import IRQ_FUNCTION
 from .steps import (
     MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note, PinIrqs,
@@ -20,6 +26,7 @@ from .steps import (
 )
 
 ROOT = "{{ tunewatch_root }}"
+PATH = ROOT + "/{{ tw_path }}"  # tw_path: a task variable, !unsafe
 LIVE = "tunewatch_root == ''"
 COPY = "tunewatch_root != ''"
 HELPERS = {"tw_ethtool_value": r'''tw_ethtool_value() {
@@ -35,13 +42,14 @@ HELPERS = {"tw_ethtool_value": r'''tw_ethtool_value() {
 IRQ_PRELUDE = ("set -euo pipefail\nR=\ntw_say() { printf 'tunewatch: %s\\n' \"$*\"; }\n"
                "tw_changed() { tw_say \"$*\"; echo TUNEWATCH_CHANGED; }\n")
 # What the scan saw; the guard compares it with the managed host (under tunewatch_root when set).
-IDENTITY_PROBE = ('printf "%s %s" "$(cat "$R/proc/sys/kernel/hostname" 2>/dev/null)" '
-                  '"$(cat "$R/proc/sys/kernel/random/boot_id" 2>/dev/null)"')
+# The boot id first: a hostname may hold blanks (the guard splits at the first one only).
+IDENTITY_PROBE = ('printf "%s %s" "$(cat "$R/proc/sys/kernel/random/boot_id" 2>/dev/null)" '
+                  '"$(cat "$R/proc/sys/kernel/hostname" 2>/dev/null)"')
 
 
 def _guard() -> list[dict]:
     """Two tasks tagged `always`: read the hostname and boot id, fail unless they are the scan's."""
-    seen = "tw_identity.stdout.split(' ')"
+    seen = "(tw_identity.stdout.split(' ', 1) + [''])"
     return [{"name": "tunewatch guard: hostname and boot id of the managed host",
              "ansible.builtin.shell": {"cmd": Unsafe(IDENTITY_PROBE), "executable": "/bin/bash"},
              "environment": {"R": "{{ tunewatch_root }}"}, "register": "tw_identity", "changed_when": False,
@@ -52,8 +60,8 @@ def _guard() -> list[dict]:
                  "this is {{ tw_identity.stdout }}: another host, or the host rebooted since the scan (or the scan "
                  "recorded no boot id); scan it again (-e tunewatch_force=true overrides)")},
              "when": ["not (tunewatch_force | bool)",
-                      f"{seen}[0] != tunewatch_scan_hostname or tunewatch_scan_boot_id == '' "
-                      f"or ({seen} + [''])[1] != tunewatch_scan_boot_id"],
+                      f"{seen}[1] != tunewatch_scan_hostname or tunewatch_scan_boot_id == '' "
+                      f"or {seen}[0] != tunewatch_scan_boot_id"],
              "tags": ["always"]}]
 
 
@@ -74,79 +82,102 @@ def _python_re(ere: str) -> str:
 
 
 def _quote(words) -> str:
-    return " ".join(shlex.quote(w) for w in words)
+    return sh_words(words)
 
 
 def _shell(script: str) -> dict:
-    return {"ansible.builtin.shell": {"cmd": script if "{{" in script else Unsafe(script), "executable": "/bin/bash"},
+    """A bash task: the script is never templated; the root comes in as $R."""
+    return {"ansible.builtin.shell": {"cmd": Unsafe(script), "executable": "/bin/bash"},
+            "environment": {"R": ROOT},
             "register": "tw_result", "changed_when": "'TUNEWATCH_CHANGED' in tw_result.stdout"}
+
+
+def _named(task: dict, label: str, what: str, path: str | None = None) -> dict:
+    """`task` named by its phase and check (`label`, content), showing `what` (host data) through
+    the !unsafe task variable tw_step; `path` (host data) as the !unsafe tw_path."""
+    tvars = {"tw_step": Unsafe(comment(what))}
+    if path is not None:
+        tvars["tw_path"] = Unsafe(path)
+    return {"name": f"{label}: {{{{ tw_step }}}}", **task, "vars": tvars}
 
 
 def _directory(path: str) -> dict:
     parent = path.rsplit("/", 1)[0]
-    return {"name": f"directory /{parent}", "ansible.builtin.file": {"path": f"{ROOT}/{parent}", "state": "directory",
-                                                                     "mode": "0755"}, "tags": [PERSISTENT]}
+    return _named({"ansible.builtin.file": {"path": PATH, "state": "directory", "mode": "0755"},
+                   "tags": [PERSISTENT]}, "directory", "/" + parent, parent)
 
 
 def _tasks(step) -> list[dict]:
     a = step.action
-    name = f"[{step.phase}] {step.check} {step.object}: {' '.join(step.summary.split())}"
+    label = f"[{step.phase}] {step.check}"
+    what = f"{step.object}: {' '.join(step.summary.split())}"
+    return [t if "name" in t else _named(t, label, what, getattr(a, "path", None)) for t in _unnamed(step)]
+
+
+def _unnamed(step) -> list[dict]:
+    """The tasks of one step; the ones without a name get _named's by _tasks."""
+    a = step.action
     if isinstance(a, Command):
         probe = a.probe or "false"
         helpers = "".join(text for name, text in HELPERS.items() if name in probe or name in a.argv)
         script = (helpers + f"now=$({{ {probe}; }} 2>/dev/null || true)\n"
                   f"if [ \"$now\" != {_quote([a.want or ''])} ]; then {_quote(a.argv)}; echo TUNEWATCH_CHANGED; fi\n")
-        return [{"name": name, **_shell(script), "when": LIVE, "tags": [RUNTIME]}]
+        return [{**_shell(script), "when": LIVE, "tags": [RUNTIME]}]
     if isinstance(a, PinIrqs):
         script = (IRQ_PRELUDE + IRQ_FUNCTION + f"tw_irqs {_quote([a.cpus, a.iface, a.control])}\n")
-        return [{"name": name, **_shell(script), "when": LIVE, "tags": [RUNTIME]}]
+        return [{**_shell(script), "when": LIVE, "tags": [RUNTIME]}]
     if isinstance(a, WriteFile):
-        return [_directory(a.path), {"name": name, "ansible.builtin.copy": {"dest": f"{ROOT}/{a.path}", "content": Unsafe(a.content + "\n"),
+        return [_directory(a.path), {"ansible.builtin.copy": {"dest": PATH, "content": Unsafe(a.content + "\n"),
                                                          "mode": a.mode, "owner": "root", "group": "root"},
                  "tags": [PERSISTENT]}]
     if isinstance(a, EnsureLine):
-        return [_directory(a.path), {"name": name, "ansible.builtin.lineinfile": {"path": f"{ROOT}/{a.path}", "regexp": Unsafe(_python_re(a.regex)),
+        return [_directory(a.path), {"ansible.builtin.lineinfile": {"path": PATH, "regexp": Unsafe(_python_re(a.regex)),
                                                                "line": Unsafe(a.line), "create": True, "mode": a.mode},
                  "tags": [PERSISTENT]}]
     if isinstance(a, CommentOut):
-        return [{"name": name, "ansible.builtin.replace": {"path": f"{ROOT}/{a.path}",
+        return [{"ansible.builtin.replace": {"path": PATH,
                                                             "regexp": Unsafe(f"({_python_re(a.regex)}.*)$"),
                                                             "replace": Unsafe(r"# disabled by tunewatch: \1")},
                  "tags": [PERSISTENT]}]
     if isinstance(a, IniSet):
         header = rf"^\[{re.escape(a.section)}\]$"
-        owned = {"path": f"{ROOT}/{a.path}", "mode": a.mode, "owner": "root", "group": "root"}
+        owned = {"path": PATH, "mode": a.mode, "owner": "root", "group": "root"}
         return [_directory(a.path),
-                {"name": f"{name} (section [{a.section}])", "ansible.builtin.lineinfile": {
+                _named({"ansible.builtin.lineinfile": {
                     **owned, "regexp": Unsafe(header), "line": Unsafe(f"[{a.section}]"), "create": True},
-                 "tags": [PERSISTENT]},
-                {"name": name, "ansible.builtin.lineinfile": {
+                    "tags": [PERSISTENT]}, f"[{step.phase}] {step.check} (section)", f"[{a.section}] in /{a.path}",
+                    a.path),
+                {"ansible.builtin.lineinfile": {
                     **owned, "regexp": Unsafe(rf"^{re.escape(a.key)}\s*="), "line": Unsafe(f"{a.key}={a.value}"),
                     "insertafter": Unsafe(header)}, "tags": [PERSISTENT]}]
     if isinstance(a, (MaskUnit, EnableUnit)):
         masking = isinstance(a, MaskUnit)
-        live = {"name": a.unit, "enabled": not masking, "masked": masking,
+        live = {"name": Unsafe(a.unit), "enabled": not masking, "masked": masking,
                 "state": "stopped" if masking else "started"}
-        verb = "disable" if masking else "enable"
-        offline = (f"if systemctl --root={ROOT} is-enabled {a.unit} 2>/dev/null | grep -qx {'masked' if masking else 'enabled'}; "
-                   f"then exit 0; fi\nsystemctl --root={ROOT} {verb} {a.unit} || true\n"
-                   + (f"systemctl --root={ROOT} mask {a.unit}\n" if masking else "") + "echo TUNEWATCH_CHANGED\n")
-        return [{"name": name, "ansible.builtin.systemd_service": live, "when": LIVE, "tags": [PERSISTENT]},
-                {"name": name + " (copy under tunewatch_root)", **_shell(offline), "when": COPY, "tags": [PERSISTENT]}]
+        verb, unit = ("disable" if masking else "enable"), _quote([a.unit])
+        offline = (f"if systemctl --root=\"$R\" is-enabled {unit} 2>/dev/null | grep -qx "
+                   f"{'masked' if masking else 'enabled'}; then exit 0; fi\n"
+                   f"systemctl --root=\"$R\" {verb} {unit} || true\n"
+                   + (f"systemctl --root=\"$R\" mask {unit}\n" if masking else "") + "echo TUNEWATCH_CHANGED\n")
+        return [{"ansible.builtin.systemd_service": live, "when": LIVE, "tags": [PERSISTENT]},
+                _named({**_shell(offline), "when": COPY, "tags": [PERSISTENT]},
+                       f"[{step.phase}] {step.check} (copy under tunewatch_root)", a.unit)]
     raise TypeError(a)
 
 
 def render_ansible(plan: Plan) -> str:
-    changes = [f"#   {line}" for line in change_lines(plan)] or ["#   nothing: no check failed"]
-    manual = [f"#   {s.check} {s.object}: {' '.join(s.action.text.split())}"
+    changes = [f"#   {comment(line)}" for line in change_lines(plan)] or ["#   nothing: no check failed"]
+    manual = [f"#   {comment(s.check)} {comment(s.object)}: {comment(' '.join(s.action.text.split()))}"
               for s in plan.phase(MANUAL) if isinstance(s.action, Note)]
-    head = [f"# tunewatch {__version__} remediation for {plan.host} (profile {plan.profile}, scan of {plan.root})",
+    host = comment(plan.host)
+    head = [f"# tunewatch {__version__} remediation for {host} (profile {comment(plan.profile)}, "
+            f"scan of {comment(plan.root)})",
             "# It fixes only the checks that failed in that scan. Review it before running it.",
             "# -e tunewatch_root=DIR applies the persistent part to a copy of the host's files under DIR;",
             "# --tags runtime / --tags persistent picks a phase. Every task is idempotent.",
-            f"# It runs on -e tunewatch_hosts=PATTERN (default: {plan.host}) and refuses any host whose hostname or",
+            f"# It runs on -e tunewatch_hosts=PATTERN (default: {host}) and refuses any host whose hostname or",
             f"# boot id (/proc/sys/kernel/random/boot_id, under tunewatch_root) is not the scan's "
-            f"({plan.boot_id or 'not recorded'});",
+            f"({comment(plan.boot_id or 'not recorded')});",
             "# -e tunewatch_force=true overrides.",
             "#", "# What it changes:", *changes]
     if manual:
@@ -154,8 +185,8 @@ def render_ansible(plan: Plan) -> str:
     tasks = [t for phase in (RUNTIME, PERSISTENT) for step in plan.phase(phase) for t in _tasks(step)]
     # hosts: a variable defaulting to the scanned host, never `all`: run against an inventory,
     # the play reaches only the host this plan was written for
-    play = [{"name": f"tunewatch remediation for {plan.host} ({plan.profile})",
-             "hosts": "{{ tunewatch_hosts | default('" + plan.host.replace("'", "") + "') }}", "become": True,
+    play = [{"name": f"tunewatch remediation ({plan.profile})",  # no host data: play names are templated
+             "hosts": "{{ tunewatch_hosts | default(tunewatch_scan_hostname) }}", "become": True,
              "gather_facts": False,
              "vars": {"tunewatch_root": "", "tunewatch_force": False, "tunewatch_scan_hostname": Unsafe(plan.host),
                       "tunewatch_scan_boot_id": Unsafe(plan.boot_id or "")},

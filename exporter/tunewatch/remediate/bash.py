@@ -14,9 +14,8 @@ it exits 3 having changed nothing; TUNEWATCH_FORCE=1 overrides.
 
 from __future__ import annotations
 
-import shlex
-
 from .. import __version__
+from ..outputs.escape import comment, sh
 from .irqpin import IRQ_FUNCTION
 from .steps import (
     MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note, PinIrqs,
@@ -184,7 +183,7 @@ tw_enable() {
 
 
 def _q(text: str) -> str:
-    return shlex.quote(text)
+    return sh(text)
 
 
 def _line(action) -> str:
@@ -208,25 +207,28 @@ def _line(action) -> str:
 
 
 def _comment(text: str) -> str:
-    return " ".join(text.split())
+    """Host data in a `#` line: one line, control bytes escaped (escape.comment)."""
+    return comment(" ".join(str(text).split()))
 
 
 def render_bash(plan: Plan) -> str:
     out = ["#!/bin/bash",
            "# shellcheck disable=SC2016  # file contents below are written literally, $ and all",
-           f"# tunewatch {__version__} remediation for {plan.host} (profile {plan.profile}, scan of {plan.root})",
+           f"# tunewatch {__version__} remediation for {_comment(plan.host)} (profile {_comment(plan.profile)}, "
+           f"scan of {_comment(plan.root)})",
            "# It fixes only the checks that failed in that scan. Review it before running it as root.",
            "# TUNEWATCH_ROOT=DIR applies the persistent part to a copy of the host's files under DIR;",
            "# TUNEWATCH_APPLY=runtime|persistent picks a phase (default: both on /, persistent under DIR).",
-           f"# It refuses to run on another host or after a reboot (hostname {plan.host}, boot id "
-           f"{plan.boot_id or 'not recorded'}; read under TUNEWATCH_ROOT); TUNEWATCH_FORCE=1 overrides.",
+           f"# It refuses to run on another host or after a reboot (hostname {_comment(plan.host)}, boot id "
+           f"{_comment(plan.boot_id or 'not recorded')}; read under TUNEWATCH_ROOT); TUNEWATCH_FORCE=1 overrides.",
            "# Running it again changes nothing that is already right.",
            "#", "# What it changes:"]
-    out += [f"#   {line}" for line in change_lines(plan)]
+    out += [f"#   {_comment(line)}" for line in change_lines(plan)]
     manual = plan.phase(MANUAL)
     if manual:
         out += ["#", "# Left to you (not automated):"]
-        out += [f"#   {s.check} {s.object}: {_comment(s.action.text)}" for s in manual if isinstance(s.action, Note)]
+        out += [f"#   {_comment(s.check)} {_comment(s.object)}: {_comment(s.action.text)}"
+                for s in manual if isinstance(s.action, Note)]
     if not plan.steps:
         out.append("#   nothing: no check failed")
     identity = f"TW_SCAN_HOST={_q(plan.host)}\nTW_SCAN_BOOT={_q(plan.boot_id or '')}\n"
@@ -237,7 +239,7 @@ def render_bash(plan: Plan) -> str:
             continue
         out.append(f"if tw_phase {phase}; then")
         for step in steps:
-            out.append(f"    # {step.check} {step.object}: {_comment(step.summary)}")
+            out.append(f"    # {_comment(step.check)} {_comment(step.object)}: {_comment(step.summary)}")
             out.append("    " + _line(step.action))
         out.append("fi")
     out.append('tw_say "$changed change(s)"')

@@ -5,9 +5,6 @@ It prints (or writes) a script; it never runs it and never changes the host it s
 
 from __future__ import annotations
 
-import os
-import sys
-
 from .hostview import scan_host
 
 
@@ -28,11 +25,6 @@ def run(args, load) -> int:
     check_root(args)
     plan = build_plan(scan_host(content, profile, args.root, waivers))
     text = render_bash(plan) if args.format == "bash" else render_ansible(plan)
-    if not args.output:
-        sys.stdout.write(text)
-        return 0
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write(text)
-    if args.format == "bash":
-        os.chmod(args.output, 0o755)
+    from ..host.atomic import write_output  # a temp file renamed over FILE: never a half script
+    write_output(text, args.output, 0o755 if args.format == "bash" else None)
     return 0

@@ -16,8 +16,9 @@ a dispatcher script keyed on the master) get the same mechanisms: each survives 
 
 from __future__ import annotations
 
-import shlex
+import hashlib
 
+from ..outputs.escape import Unexpressible, plain_name, sh, sh_words
 from ..parsers.cpulist import format_cpulist
 from ..parsers.ethtool_args import parse_ethtool_options
 from ..parsers.ini import parse_ini
@@ -56,7 +57,7 @@ def lost_on_readd(result) -> list:
 
 def _probe(section: str, iface: str, key: str) -> str:
     label = LABELS.get(section, {}).get(key, key)
-    return f"tw_ethtool_value {SECTION_QUERY[section]} {iface} {shlex.quote(label)}"
+    return f"tw_ethtool_value {SECTION_QUERY[section]} {sh(iface)} {sh(label)}"
 
 
 def nic_channels(ctx: Context, sel, result):
@@ -90,13 +91,38 @@ def _required(sel, driver: str | None) -> dict[str, str]:
     return required
 
 
-def _commands(iface: str, settings: dict[str, str]) -> list[str]:
-    """ethtool argument strings, one per section: '-L eth0 combined 16'."""
+def _argvs(iface: str, settings: dict[str, str]) -> list[list[str]]:
+    """ethtool arguments, one list per section: ['-L', 'eth0', 'combined', '16']."""
     by_section: dict[str, list[str]] = {}
     for key, value in settings.items():
         section, name = key.split(".", 1)
         by_section.setdefault(section, []).extend([name, value])
-    return [f"{SECTION_OPTION[s]} {iface} {' '.join(words)}" for s, words in by_section.items()]
+    return [[SECTION_OPTION[s], iface, *words] for s, words in by_section.items()]
+
+
+def _commands(iface: str, settings: dict[str, str]) -> list[str]:
+    """ethtool argument strings for files that split at blanks and have no quoting
+    (ETHTOOL_OPTS, ETHTOOL_OPTIONS): the interface name must be plain (escape.plain_name)."""
+    plain_name(iface, "interface name", "an ifcfg ETHTOOL_OPTS value")
+    return [" ".join(argv) for argv in _argvs(iface, settings)]
+
+
+def _script_name(iface: str) -> str:
+    """A file name part for `iface`: itself when plain, else a digest of it."""
+    try:
+        return plain_name(iface, "interface name", "a file name")
+    except Unexpressible:
+        return "if-" + hashlib.sha256(iface.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def _dq(name: str) -> str:
+    """A name as the dispatcher test compares it: "eth0" as admins write it (and the
+    scanner's script reader expects), any other name single-quoted (escape.sh)."""
+    return f'"{name}"' if _script_name(name) == name else sh(name)
+
+
+def _refused(sel, obj_name: str, e: Unexpressible) -> Step:
+    return Step(sel.check.id, obj_name, MANUAL, f"not automated: {e}", Note(f"{obj_name}: {e}"))
 
 
 # NetworkManager's [ethtool] keyfile names (nm-settings-nmcli(5), ethtool.*), by ethtool JSON name
@@ -170,13 +196,16 @@ def _ifcfg_unread(ctx: Context, rel: str) -> bool:
 
 def _ethtool_udev_rule(sel, iface, settings: dict[str, str]) -> Step:
     """Runs on every add of the NIC: at boot and when it is re-added (a VF by its driver,
-    whatever its name; another NIC by its name)."""
-    rule = ", ".join(f'RUN+="{ETHTOOL} {c.replace(iface.name, "$name", 1)}"' for c in _commands(iface.name, settings))
+    whatever its name; another NIC by its name). Unexpressible for a name a rule cannot
+    carry unquoted (udev(7) has no quoting inside a match value)."""
+    rule = ", ".join(f'RUN+="{ETHTOOL} {" ".join(argv)}"' for argv in _argvs("$name", settings))
     if iface.master:
-        rel, match, what = (f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.driver}.rules",
-                            f'DRIVERS=="{iface.driver}"', f"every {iface.driver} interface")
+        driver = plain_name(iface.driver or "", "driver name", "a udev rule")
+        rel, match, what = (f"etc/udev/rules.d/99-tunewatch-ethtool-{driver}.rules", f'DRIVERS=="{driver}"',
+                            f"every {driver} interface")
     else:
-        rel, match, what = f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.name}.rules", f'KERNEL=="{iface.name}"', iface.name
+        name = plain_name(iface.name, "interface name", "a udev rule")
+        rel, match, what = f"etc/udev/rules.d/99-tunewatch-ethtool-{name}.rules", f'KERNEL=="{name}"', name
     return Step(sel.check.id, iface.name, PERSISTENT, f"udev rule /{rel} for {what}",
                 WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id}): at boot and when the "
                                f"device is added again\nACTION==\"add\", SUBSYSTEM==\"net\", {match}, {rule}"))
@@ -187,49 +216,59 @@ def nic_settings_persistent(ctx: Context, sel, result):
         iface = ctx.interface(obj.object)
         settings = _required(sel, iface.driver if iface else None)
         if settings and iface is not None:
-            yield _ethtool_udev_rule(sel, iface, settings)
+            try:
+                yield _ethtool_udev_rule(sel, iface, settings)
+            except Unexpressible as e:
+                yield _refused(sel, iface.name, e)
     for obj in _failed(result):
         iface = ctx.interface(obj.object)
         settings = _required(sel, iface.driver if iface else None)
         if not settings or iface is None:
             continue
-        ifcfg = _ifcfg(ctx, iface.name)
-        unread = ifcfg is not None and _ifcfg_unread(ctx, ifcfg[0])
-        # NetworkManager applies neither keyfiles nor dispatcher events for a device it does
-        # not manage (facts/nmconf.py), and an ifcfg file nothing reads on this release
-        # (checks/defaults/ifcfg.yaml) applies nothing: udev's rule works on every such host
-        unmanaged = ctx.facts.nm_unmanaged.get(iface.name)
-        if iface.master or unmanaged or unread or ifcfg is None and not ctx.uses_network_manager():
-            yield _ethtool_udev_rule(sel, iface, settings)
-            continue
-        keyfile = None if ifcfg else _nm_keyfile(ctx, iface.name)
-        if keyfile and all(k in NM_ETHTOOL_KEYS for k in settings):
-            for key, value in settings.items():
-                nm_key, nm_value = NM_ETHTOOL_KEYS[key], NM_BOOL.get(value, value)
-                yield Step(sel.check.id, iface.name, PERSISTENT, f"[ethtool] {nm_key}={nm_value} in /{keyfile} (0600)",
-                           IniSet(keyfile, "ethtool", nm_key, nm_value))
-            continue
-        dispatched = settings
-        if ifcfg is not None:
-            rel, var = ifcfg
-            # NetworkManager's ifcfg-rh plugin reads -K/-C/-G of ETHTOOL_OPTS; channels go to a dispatcher script
-            in_ifcfg = {k: v for k, v in settings.items() if var == "ETHTOOL_OPTIONS" or not k.startswith("channels.")}
-            dispatched = {k: v for k, v in settings.items() if k not in in_ifcfg}
-            existing = parse_shell_assignments(ctx.facts.fs.read_required(rel), rel).get(var, "")
-            if var == "ETHTOOL_OPTIONS":
-                assignments = _wicked_assignments(existing, iface.name, in_ifcfg, rel)
-            else:
-                assignments = [(var, _merged_ethtool_value(existing, iface.name, in_ifcfg, rel))]
-            for name, value in assignments:
-                yield Step(sel.check.id, iface.name, PERSISTENT, f"{name}='{value}' in /{rel}",
-                           EnsureLine(rel, rf"^[[:space:]]*{name}=", f"{name}='{value}'", mode="0644"))
-        if dispatched:
-            rel = f"etc/NetworkManager/dispatcher.d/90-tunewatch-ethtool-{iface.name}"
-            body = "\n".join(f"{ETHTOOL} {c}" for c in _commands(iface.name, dispatched))
-            yield Step(sel.check.id, iface.name, PERSISTENT, f"NetworkManager dispatcher script /{rel}",
-                       WriteFile(rel, f"#!/bin/sh\n# written by tunewatch remediate ({sel.check.id})\n"
-                                      f"[ \"$1\" = \"{iface.name}\" ] && [ \"$2\" = \"up\" ] || exit 0\n{body}",
-                                 mode="0755"))
+        try:
+            yield from _persist_nic(ctx, sel, iface, settings)
+        except Unexpressible as e:
+            yield _refused(sel, iface.name, e)
+
+
+def _persist_nic(ctx: Context, sel, iface, settings: dict[str, str]):
+    ifcfg = _ifcfg(ctx, iface.name)
+    unread = ifcfg is not None and _ifcfg_unread(ctx, ifcfg[0])
+    # NetworkManager applies neither keyfiles nor dispatcher events for a device it does
+    # not manage (facts/nmconf.py), and an ifcfg file nothing reads on this release
+    # (checks/defaults/ifcfg.yaml) applies nothing: udev's rule works on every such host
+    unmanaged = ctx.facts.nm_unmanaged.get(iface.name)
+    if iface.master or unmanaged or unread or ifcfg is None and not ctx.uses_network_manager():
+        yield _ethtool_udev_rule(sel, iface, settings)
+        return
+    keyfile = None if ifcfg else _nm_keyfile(ctx, iface.name)
+    if keyfile and all(k in NM_ETHTOOL_KEYS for k in settings):
+        for key, value in settings.items():
+            nm_key, nm_value = NM_ETHTOOL_KEYS[key], NM_BOOL.get(value, value)
+            yield Step(sel.check.id, iface.name, PERSISTENT, f"[ethtool] {nm_key}={nm_value} in /{keyfile} (0600)",
+                       IniSet(keyfile, "ethtool", nm_key, nm_value))
+        return
+    dispatched = settings
+    if ifcfg is not None:
+        rel, var = ifcfg
+        # NetworkManager's ifcfg-rh plugin reads -K/-C/-G of ETHTOOL_OPTS; channels go to a dispatcher script
+        in_ifcfg = {k: v for k, v in settings.items() if var == "ETHTOOL_OPTIONS" or not k.startswith("channels.")}
+        dispatched = {k: v for k, v in settings.items() if k not in in_ifcfg}
+        existing = parse_shell_assignments(ctx.facts.fs.read_required(rel), rel).get(var, "")
+        if var == "ETHTOOL_OPTIONS":
+            assignments = _wicked_assignments(existing, iface.name, in_ifcfg, rel)
+        else:
+            assignments = [(var, _merged_ethtool_value(existing, iface.name, in_ifcfg, rel))]
+        for name, value in assignments:
+            yield Step(sel.check.id, iface.name, PERSISTENT, f"{name}={sh(value)} in /{rel}",
+                       EnsureLine(rel, rf"^[[:space:]]*{name}=", f"{name}={sh(value)}", mode="0644"))
+    if dispatched:
+        rel = f"etc/NetworkManager/dispatcher.d/90-tunewatch-ethtool-{_script_name(iface.name)}"
+        body = "\n".join(f"{ETHTOOL} {sh_words(argv)}" for argv in _argvs(iface.name, dispatched))
+        yield Step(sel.check.id, iface.name, PERSISTENT, f"NetworkManager dispatcher script /{rel}",
+                   WriteFile(rel, f"#!/bin/sh\n# written by tunewatch remediate ({sel.check.id})\n"
+                                  f"[ \"$1\" = {_dq(iface.name)} ] && [ \"$2\" = \"up\" ] || exit 0\n{body}",
+                             mode="0755"))
 
 
 # -- IRQs -----------------------------------------------------------------------------------------
@@ -263,6 +302,11 @@ def _irq_unit(sel, iface, cpus: str, control: str):
     when the NIC appears, at boot and on every re-add, and stopped when it goes
     (systemd.device(5); systemd.unit(5) `BindsTo=`), so its RemainAfterExit state never
     keeps it from running again."""
+    try:
+        plain_name(iface.name, "interface name", "a systemd unit name and its ExecStart line")
+    except Unexpressible as e:
+        yield _refused(sel, iface.name, e)
+        return
     unit = f"tunewatch-irq-affinity-{iface.name}.service"
     device = f"sys-subsystem-net-devices-{iface.name}.device"
     yield Step(sel.check.id, iface.name, PERSISTENT, f"unit {unit}: runs /{IRQ_SCRIPT} whenever {iface.name} appears",
@@ -282,6 +326,11 @@ def _irq_udev_rules(sel, groups: dict[tuple[str, str], list], control: str):
     master would pin nothing: it has no IRQs of its own."""
     drivers = [d for d, _cpus in groups]
     for (driver, cpus), vfs in groups.items():
+        try:
+            plain_name(driver, "driver name", "a udev rule")
+        except Unexpressible as e:
+            yield _refused(sel, ", ".join(v.name for v in vfs), e)
+            continue
         # VFs of one driver on different NUMA nodes: one rule per node (ATTRS: the PCI parent's numa_node)
         node = "" if drivers.count(driver) == 1 else f'ATTRS{{numa_node}}=="{vfs[0].numa_node or 0}", '
         suffix = "" if not node else f"-node{vfs[0].numa_node or 0}"

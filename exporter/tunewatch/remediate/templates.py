@@ -10,12 +10,11 @@ hypervisor setting) becomes a note for the operator.
 
 from __future__ import annotations
 
-import shlex
-
 from ..errors import FactError, ParseError
 from ..facts.sysctl import sysctl_files
 from ..facts.tuned import profile_chain, user_profile_dir
 from ..kinds.nfs_mount_options import normalise
+from ..outputs.escape import Unexpressible, fstab_field, plain_name, sh
 from ..parsers.sysctl_conf import parse_sysctl_conf
 from . import targets
 from .context import Context, _failed, _sysctl_key_ere, ere
@@ -36,7 +35,7 @@ def process_absent(ctx: Context, sel, result):
     unit = _twin_unit(ctx, sel.check.id)
     argv = ("systemctl", "stop", unit) if unit else ("pkill", "-x", name)
     yield Step(sel.check.id, name, RUNTIME, f"stop {name} ({' '.join(argv)})",
-               Command(argv, f"pgrep -x {shlex.quote(name)} >/dev/null && echo running || echo absent", "absent"))
+               Command(argv, f"pgrep -x {sh(name)} >/dev/null && echo running || echo absent", "absent"))
 
 
 def service_disabled(ctx: Context, sel, result):
@@ -52,7 +51,7 @@ def sysctl(ctx: Context, sel, result):
         key, value = obj.object, str(sel.vars["settings"][obj.object])
         if sel.vars["source"] == "runtime":
             yield Step(sel.check.id, key, RUNTIME, f"sysctl -w {key}={value}",
-                       Command(("sysctl", "-w", f"{key}={value}"), f"sysctl -n {key} | xargs", " ".join(value.split())))
+                       Command(("sysctl", "-w", f"{key}={value}"), f"sysctl -n {sh(key)} | xargs", " ".join(value.split())))
             continue
         key_re = rf"^[[:space:]]*-?[[:space:]]*{_sysctl_key_ere(key)}[[:space:]]*="
         yield Step(sel.check.id, key, PERSISTENT, f"set {key} = {value} in /{targets.SYSCTL_DROPIN}",
@@ -95,6 +94,9 @@ def _option_key(option: tuple[str, str | None], v: dict) -> str:
     return next(iter(normalise([option], {**v, "defaults": {}})))
 
 
+FSTAB_FIELDS = ("fstab source", "mount point", "file system type", "mount options", "dump field", "pass field")
+
+
 def fstab_steps(ctx: Context):
     """One fstab line per mount, with every option the failed checks want (merged)."""
     entries = {e.file.rstrip("/") or "/": e for e in ctx.facts.fstab}
@@ -116,9 +118,13 @@ def fstab_steps(ctx: Context):
         else:
             mount = mounts[mount_point]
             fields = [mount.source, mount_point, mount.fstype, text, "0", "0"]
-        line = " ".join(f.replace(" ", "\\040") for f in fields)
-        regex = rf"^[[:space:]]*[^#[:space:]]+[[:space:]]+{ere(mount_point.rstrip('/') or '/')}/?[[:space:]]"
         checks = sorted({c for c, _o, _v in wanted})
+        try:
+            line = " ".join(fstab_field(f, what) for f, what in zip(fields, FSTAB_FIELDS))
+        except Unexpressible as e:
+            yield Step(", ".join(checks), mount_point, MANUAL, f"not automated: {e}", Note(f"{mount_point}: {e}"))
+            continue
+        regex = rf"^[[:space:]]*[^#[:space:]]+[[:space:]]+{ere(mount_point.rstrip('/') or '/')}/?[[:space:]]"
         yield Step(", ".join(checks), mount_point, PERSISTENT, f"/etc/fstab line of {mount_point}: {text}",
                    EnsureLine("etc/fstab", regex, line))
 
@@ -150,6 +156,10 @@ def _tuned_choice(ctx: Context, wanted: str) -> str:
     fs, layouts = ctx.facts.fs, ctx.facts.defaults.layouts.get("tuned")
     mine = user_profile_dir(fs, layouts)
     for name in fs.listdir(mine):
+        try:  # a name active_profile cannot carry (a newline...) is never chosen
+            plain_name(name, "tuned profile", "etc/tuned/active_profile")
+        except Unexpressible:
+            continue
         if name != wanted and fs.exists(f"{mine}/{name}/tuned.conf"):
             try:
                 chain = profile_chain(fs, name, layouts)

@@ -44,6 +44,7 @@ from ..facts.automount import autofs_map_files
 from ..kinds._predict import default_sibling
 from ..parsers.mountinfo import parse_mountinfo
 from ..parsers.sysctl_conf import sysctl_key_to_path
+from .destdir import Dest
 
 SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot._script_text
 SMALL_MAX_BYTES = boot._MAX_SCRIPT_BYTES  # config files, unit files and scripts: what a scan reads
@@ -90,8 +91,8 @@ _UDEV_ATTR = re.compile(r"\bATTRS?\{([A-Za-z0-9_./-]+)\}")
 
 
 class _Snapshot:
-    def __init__(self, fs: FS, dest: str, verbose: bool = False):
-        self.fs, self.dest, self.written, self.verbose = fs, dest, 0, verbose
+    def __init__(self, fs: FS, dest: Dest, verbose: bool = False):
+        self.fs, self.out, self.dest, self.written, self.verbose = fs, dest, dest.path, 0, verbose
         self.skipped: list[tuple[str, str]] = []
         self.walked: set[str] = set()
         self.stats: dict[str, dict] | None = {}  # filestat.json; None: the source's is broken, copied as is
@@ -113,22 +114,13 @@ class _Snapshot:
         if self.verbose:
             print(f"tunewatch collect: skipped {rel}: {why}", file=sys.stderr)
 
-    def _target(self, rel: str) -> str:
-        path = os.path.join(self.dest, rel.strip("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        return path
-
-    def write(self, rel: str, data: bytes | str) -> None:
-        path = self._target(rel)
-        if not os.path.lexists(path):  # first writer wins (a unit's content before its empty name)
-            with open(path, "wb") as f:
-                f.write(data.encode() if isinstance(data, str) else data)
+    def write(self, rel: str, data: bytes | str, mode: int | None = None) -> None:
+        """First writer wins (a unit's content before its empty name); through dir fds (destdir)."""
+        if self.out.write(rel, data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data, mode):
             self.written += 1
 
     def symlink(self, rel: str, target: str) -> None:
-        path = self._target(rel)
-        if not os.path.lexists(path):
-            os.symlink(target, path)
+        if self.out.symlink(rel, target):
             self.written += 1
 
     def copy(self, rel: str, script: bool = False) -> bool:
@@ -146,11 +138,11 @@ class _Snapshot:
         if script and (b"\x00" in data or data.startswith(b"\x7fELF")):
             self.warn(rel, "a binary, not a script (the scan reads scripts only)")
             return False
-        self.write(rel, data)
         try:  # NetworkManager only runs executable dispatcher scripts: keep the mode
-            os.chmod(self._target(rel), os.stat(self.fs.path(rel)).st_mode & 0o777)
+            mode = os.stat(self.fs.path(rel)).st_mode & 0o777
         except (OSError, TunewatchError):
-            pass
+            mode = None
+        self.write(rel, data, mode)  # the mode is set on the file written, never through a path
         self.record_stat(rel)
         return True
 
@@ -321,7 +313,7 @@ def _interface(s: _Snapshot, name: str, attrs: set[str]) -> None:
     holder = interfaces._device_dir(s.fs, base) or f"{base}/device"
     holder = chain[0].rel if holder.endswith("/device") or len(chain) < 2 else _real_rel(s.fs, holder)
     s.write(f"{holder}/numa_node", f"{-1 if iface.numa_node is None else iface.numa_node}\n")
-    os.makedirs(os.path.join(s.dest, holder, "msi_irqs"), exist_ok=True)
+    s.out.mkdir(f"{holder}/msi_irqs")
     for irq in iface.msi_irqs:
         s.write(f"{holder}/msi_irqs/{irq}", b"msi\n")
     if iface.driver:  # live: SIOCETHTOOL; a snapshot: its ethtool/<if>.json
@@ -329,6 +321,22 @@ def _interface(s: _Snapshot, name: str, attrs: set[str]) -> None:
             s.write(f"ethtool/{name}.json", json.dumps(ethtool.read_ethtool(s.fs, name), indent=2) + "\n")
         except TunewatchError as e:
             s.warn(f"ethtool/{name}.json", str(e))
+
+
+def _comm(s: _Snapshot, pid: str) -> str:
+    try:
+        return (s.fs.read_value(f"proc/{pid}/comm") or "").strip()
+    except TunewatchError:
+        return ""
+
+
+def _process_identity(s: _Snapshot, pid: str) -> None:
+    """What tells a process from one that only took its name: status (Uid) and the exe link's
+    target (kinds/process_absent.py)."""
+    s.copy(f"proc/{pid}/status")
+    exe = s.fs.readlink(f"proc/{pid}/exe")
+    if exe:
+        s.symlink(f"proc/{pid}/exe", exe)
 
 
 def _source_filestat(s: _Snapshot) -> dict:
@@ -347,7 +355,7 @@ def _write_filestat(s: _Snapshot, source: dict) -> None:
     if s.stats is None:
         return
     for rel, entry in source.items():  # what the source states about files copied but not recorded here
-        if rel not in s.stats and os.path.lexists(os.path.join(s.dest, rel)):
+        if rel not in s.stats and s.out.lexists(rel):
             s.stats[rel] = entry
     if s.stats:
         lines = (f"{json.dumps(rel)}: {json.dumps(s.stats[rel])}" for rel in sorted(s.stats))
@@ -372,10 +380,20 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
     """Write the snapshot of `root` into `directory` (absent or empty); the number of files written.
     `vsphere`: the vmware/ files read from vSphere (collect --vsphere.config), written instead
     of the root's own vmware/ directory. `verbose`: list every skipped file, not one summary line."""
-    if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
-        raise ContentError(directory, "collect needs a new or empty directory; it will not write into this one")
-    os.makedirs(directory, exist_ok=True)
-    s = _Snapshot(FS(root), os.path.abspath(directory), verbose)
+    dest = Dest(directory)  # new, or empty and this user's alone; refused otherwise
+    try:
+        dest.start()
+        written = _collect(_Snapshot(FS(root), dest, verbose), content, vsphere, verbose)
+        dest.finish(f"tunewatch collect of {root}: {written} files")
+    except OSError as e:  # a full disk: the snapshot stays marked incomplete, and scan refuses it
+        raise ContentError(directory, f"collect stopped: {e}; the snapshot is incomplete and marked so "
+                                      "(scan --root refuses it)") from e
+    finally:
+        dest.close()
+    return written
+
+
+def _collect(s: _Snapshot, content: Content, vsphere: dict[str, str] | None, verbose: bool) -> int:
     source_stats = _source_filestat(s)
     bdis: set[str] = set()
     for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
@@ -398,9 +416,10 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
         if irq.isdigit():
             s.copy(f"proc/irq/{irq}/smp_affinity_list")
             s.copy(f"proc/irq/{irq}/effective_affinity_list")
+    watched = {c.vars.get("process") for c in content.checks.values() if c.kind == "process_absent"}
     for pid in s.listdir("proc"):
-        if pid.isdigit():
-            s.copy(f"proc/{pid}/comm")
+        if pid.isdigit() and s.copy(f"proc/{pid}/comm") and _comm(s, pid) in watched:
+            _process_identity(s, pid)
     for key in sorted(_sysctl_keys(content)):
         try:
             s.copy(sysctl_key_to_path(key))

@@ -51,6 +51,8 @@ def evaluate_check(sel: SelectedCheck, facts: Facts, scope: dict) -> CheckResult
                                     f"{check.id}: internal error in kind {check.kind}: {type(e).__name__}: {e}")]
         if not objects:
             objects = [ObjectResult("-", NOTAPPLICABLE, "", "", f"{check.id}: nothing in scope on this host")]
+    if check.kind in INTERFACE_KINDS:
+        objects = _valid_interfaces(objects, facts)
     if check.runtime_check:  # every object of a -persistent check says what the next boot brings
         complete_prediction(objects)
     return CheckResult(check.id, check.title, check.severity, check.kind,
@@ -68,6 +70,29 @@ def _runtime_of(check_id: str | None, profile: ResolvedProfile, facts: Facts, do
         if sel is not None:
             found = early[check_id] = evaluate_check(sel, facts, profile.scope)
     return found
+
+
+INTERFACE_KINDS = frozenset({"nic_channels", "nic_ethtool", "nic_settings_persistent", "irq_affinity", "irq_spread",
+                             "irq_affinity_persistent", "accelerated_networking"})
+
+
+def _valid_interfaces(objects: list[ObjectResult], facts: Facts) -> list[ObjectResult]:
+    """An interface name the kernel could not have given is a fact error for its objects
+    (interface, interface/irqN) only: never judged, never remediated."""
+    from ..facts.interfaces import invalid_name
+    try:
+        bad = {n: why for n in facts.interfaces if (why := invalid_name(n))}
+    except (FactError, ParseError):
+        return objects
+    if not bad:
+        return objects
+    out = []
+    for o in objects:
+        why = bad.get(o.object.split("/")[0])
+        out.append(o if why is None else ObjectResult(o.object, ERROR, o.expected, "invalid interface name",
+                                                      f"interface {o.object!r}: not a name the "
+                                                      f"kernel gives an interface ({why}); not judged"))
+    return out
 
 
 def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:

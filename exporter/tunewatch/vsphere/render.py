@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ..outputs.escape import comment
 from .client import HostFacts, VmFacts
 
 # config.powerSystemInfo.currentPolicy.shortName -> the /Power/CpuPolicy string esxcli
@@ -47,7 +48,7 @@ def _cpulist(cpus) -> str:
 
 
 def render_vmx(vm: VmFacts) -> str:
-    lines = [f"# {vm.name}: read from vSphere (config.extraConfig, config.cpuAffinity, virtual NICs)",
+    lines = [f"# {comment(vm.name)}: read from vSphere (config.extraConfig, config.cpuAffinity, virtual NICs)",
              f"uuid.bios = {_quote(vm.uuid)}"]
     typed = {f"ethernet{n}.present" for n, _ in vm.nics} | {f"ethernet{n}.virtualdev" for n, _ in vm.nics}
     for n, dev in vm.nics:
@@ -71,7 +72,7 @@ def _advanced(path: str, value: str, kind: str) -> str:
 
 def render_advanced(host: HostFacts) -> str:
     """Advanced options as `esxcli system settings advanced list` prints them."""
-    out = [f"# ESXi host {host.name}: read from vSphere (OptionManager, config.powerSystemInfo)\n"]
+    out = [f"# ESXi host {comment(host.name)}: read from vSphere (OptionManager, config.powerSystemInfo)\n"]
     for key in sorted(host.options):
         value = host.options[key]
         kind = "integer" if re.fullmatch(r"-?\d+", value) else "string"
@@ -89,7 +90,7 @@ def render_cpu_global(host: HostFacts) -> str:
     """`esxcli hardware cpu global get`. `Hyperthreading Enabled` is the configured state
     (config.hyperThread.config), which takes effect at the next reboot: differing from
     `Hyperthreading Active` means a change is pending."""
-    return (f"# ESXi host {host.name}: read from vSphere (config.hyperThread)\n"
+    return (f"# ESXi host {comment(host.name)}: read from vSphere (config.hyperThread)\n"
             f"   Hyperthreading Active: {_flag(host.ht_active)}\n"
             f"   Hyperthreading Supported: {_flag(host.ht_available)}\n"
             f"   Hyperthreading Enabled: {_flag(host.ht_config)}\n")
