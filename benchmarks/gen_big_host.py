@@ -50,10 +50,55 @@ class _Root(ex.Root):
         os.makedirs(path, exist_ok=True)
 
 
-def build(directory: str, ncpu: int = NCPU) -> str:
+DEBIAN12_RULES = os.path.join(HERE, "..", "tests", "udev", "debian12-rules")  # 50 files, 1,688 lines (ORIGIN.md)
+
+
+def distribution_rules(r, name: str) -> None:
+    """Copy a distribution's stock udev rules into the host (`debian12`: the files Debian 12's
+    udev, systemd, lvm2, mdadm, multipath-tools, open-iscsi, nfs-common and network-manager
+    install, kept under tests/ with their origin)."""
+    if name != "debian12":
+        raise ValueError(f"unknown rule set {name!r} (known: debian12)")
+    for d, _, names in os.walk(DEBIAN12_RULES):
+        for n in names:
+            if n.endswith(".rules"):
+                path = os.path.join(d, n)
+                with open(path, encoding="utf-8") as f:
+                    r.write(os.path.relpath(path, DEBIAN12_RULES), f.read())
+
+
+# A site's own rules, as they grow on a long-lived fleet: block, net, bdi and module events,
+# each line keyed by SUBSYSTEM/ACTION/KERNEL as such rules are, some by ENV or ATTRS only,
+# GOTO sections, and a few lines that apply to every NFS bdi.
+_SITE_LINES = (
+    'ACTION=="add|change", SUBSYSTEM=="block", KERNEL=="sd[a-z]*", ATTR{{queue/scheduler}}="mq-deadline"',
+    'SUBSYSTEM=="block", ACTION=="add", KERNEL=="nvme{n}n*", ATTR{{queue/nr_requests}}="{v}"',
+    'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", KERNEL=="enP*s{n}", RUN+="/usr/sbin/ethtool -G %k rx {v}"',
+    'SUBSYSTEM=="net", ACTION=="add", ATTR{{address}}=="00:0d:3a:{n:02x}:*", NAME="site{n}"',
+    'ACTION!="add", GOTO="site_end_{f}_{n}"',
+    'SUBSYSTEM=="scsi", ATTRS{{vendor}}=="Msft*", ATTR{{timeout}}="{v}"',
+    'ENV{{ID_VENDOR}}=="vendor{n}", ENV{{SITE_DISK}}="{v}"',
+    'SUBSYSTEM=="bdi", ACTION=="add", KERNEL=="0:{k}", ATTR{{read_ahead_kb}}="16384"',
+    'SUBSYSTEM=="module", KERNEL=="mod{n}", RUN+="/usr/sbin/sysctl -p /etc/sysctl.d/{n}.conf"',
+    'LABEL="site_end_{f}_{n}"',
+)
+
+
+def site_rules(r, files: int, lines: int) -> None:
+    """`files` rules files of `lines` lines each in etc/udev/rules.d (see _SITE_LINES)."""
+    for f in range(files):
+        body = [_SITE_LINES[i % len(_SITE_LINES)].format(f=f, n=i // len(_SITE_LINES), v=4000 + i, k=60 + (f * lines + i) % 1000)
+                for i in range(lines)]
+        r.write(f"etc/udev/rules.d/{60 + f}-site{f:02d}.rules", "\n".join(body) + "\n")
+
+
+def build(directory: str, ncpu: int = NCPU, mounts: int = NFS_MOUNTS, rules: str | None = None,
+          site: tuple[int, int] = (0, 0)) -> str:
     """Write the snapshot into `directory` (created; should be empty); return the root path.
     `ncpu` (a multiple of 8, at least 64) CPUs in 8 NUMA nodes; NVMe queues and kernel
-    threads grow with it, so proc/interrupts grows as CPUs squared, like a real host."""
+    threads grow with it, so proc/interrupts grows as CPUs squared, like a real host.
+    `mounts` NFS mounts; `rules`: a distribution's rule set (`debian12`); `site`: (files,
+    lines) of a site's own udev rules."""
     if ncpu % NODES or ncpu < 64:
         raise ValueError(f"ncpu must be a multiple of {NODES}, at least 64")
     NCPU, PER_NODE = ncpu, ncpu // NODES  # noqa: N806 - the module's names, for this size
@@ -132,9 +177,9 @@ def build(directory: str, ncpu: int = NCPU) -> str:
         r.write(f"etc/sysconfig/network-scripts/ifcfg-eth{k}",
                 f'DEVICE=eth{k}\nONBOOT=yes\nBOOTPROTO=dhcp\nETHTOOL_OPTS="-L eth{k} combined 32"\n')
 
-    # --- 50 NFSv3 mounts ----------------------------------------------------------------
+    # --- NFSv3 mounts (50) ----------------------------------------------------------------
     nfs, fstab = [], []
-    for m in range(NFS_MOUNTS):
+    for m in range(mounts):
         server, minor, mnt = f"10.0.{2 + m // 25}.{4 + m % 25}", 60 + m, f"/sas/vol{m:02d}"
         nconnect = "" if m % 10 == 9 else ",nconnect=8"
         nfs.append(f"{200 + m} 23 0:{minor} / {mnt} rw,noatime,nodiratime shared:{100 + m} - nfs {server}:/vol{m:02d} "
@@ -148,6 +193,10 @@ def build(directory: str, ncpu: int = NCPU) -> str:
         "74 21 0:47 / /var/lib/nfs/rpc_pipefs rw,relatime shared:39 - rpc_pipefs sunrpc rw"] + nfs, cgroup2=False))
     r.write("etc/fstab", "/dev/mapper/rootvg-rootlv / xfs defaults 0 0\n" + "\n".join(fstab) + "\n")
     r.write("etc/udev/rules.d/99-nfs.rules", ex.SAS_UDEV_RULE)
+    if rules:
+        distribution_rules(r, rules)
+    if site[0]:
+        site_rules(r, *site)
 
     # --- sysctls and tuned --------------------------------------------------------------
     for key, value in (("sunrpc/tcp_slot_table_entries", 128), ("sunrpc/tcp_max_slot_table_entries", 128),
@@ -169,6 +218,12 @@ def build(directory: str, ncpu: int = NCPU) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3) or sys.argv[1].startswith("-"):  # not a host written to ./--help
-        sys.exit("usage: gen_big_host.py DIR [NCPU]")
-    print(build(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else NCPU))
+    import argparse
+    cli = argparse.ArgumentParser(description="Write a large host snapshot; print its root.")
+    cli.add_argument("dir")
+    cli.add_argument("ncpu", nargs="?", type=int, default=NCPU)
+    cli.add_argument("--mounts", type=int, default=NFS_MOUNTS, help="NFS mounts (default %(default)s)")
+    cli.add_argument("--rules", choices=["debian12"], help="a distribution's stock udev rules")
+    cli.add_argument("--site", default="0x0", metavar="FILESxLINES", help="a site's own udev rules, e.g. 20x500")
+    a = cli.parse_args()
+    print(build(a.dir, a.ncpu, a.mounts, a.rules, tuple(int(x) for x in a.site.split("x"))))

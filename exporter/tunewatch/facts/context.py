@@ -71,6 +71,7 @@ class Facts:
         self._ethtool: dict[str, tuple[bool, object]] = {}
         self._affinity: dict[int, tuple[bool, object]] = {}
         self._sysctls: dict[str, tuple[bool, object]] = {}
+        self.selections: dict[tuple, tuple] = {}  # kinds.selectors: object selections made this scan
 
     @fact
     def host(self):
@@ -105,6 +106,11 @@ class Facts:
     @fact
     def fstab(self):
         return _reader("mounts").read_fstab(self.fs)
+
+    @fact
+    def fstab_index(self):
+        """fstab by mount point (facts.mounts.fstab_index), built once per scan."""
+        return _reader("mounts").fstab_index(self.fstab)
 
     @fact
     def tuned(self):

@@ -8,7 +8,7 @@ and default tables in the check's content before comparing. Values are compared 
 
 from __future__ import annotations
 
-from ..facts.mounts import fstab_entry
+from ..facts.mounts import mount_point_key
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target, per_object
 
@@ -79,13 +79,13 @@ def evaluate(t: Target) -> list[ObjectResult]:
     fstab = t.vars["source"] == "fstab"
     if fstab:
         wanted += t.vars.get("fstab_only_options", [])
-        entries = t.facts.fstab
+        entries = t.facts.fstab_index
     want = ",".join(wanted)
     meanings = _meanings(wanted, t.vars)
 
     def one(mount):
         if fstab:
-            entry = fstab_entry(entries, mount.mount_point)
+            entry = entries.get(mount_point_key(mount.mount_point))
             if entry is None:
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
                                     f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..facts.mounts import fstab_entry
+from ..facts.mounts import mount_point_key
 from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
 from .base import Target, as_number, per_object
 
@@ -49,7 +49,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
     host = t.facts.host
     kernel_ok = supported(host, t.vars)
     fstab = t.vars.get("source", "runtime") == "fstab"
-    entries = t.facts.fstab if fstab else []
+    entries = t.facts.fstab_index if fstab else {}
 
     def one(mount):
         running = dict(mount.super_options).get("nconnect")
@@ -62,7 +62,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                 f"kernel {host.kernel} ({host.os_id}) does not support nconnect")
         boot: dict = {}
         if fstab:
-            entry = fstab_entry(entries, mount.mount_point)
+            entry = entries.get(mount_point_key(mount.mount_point))
             if entry is None:
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
                                     f"{mount.mount_point} is mounted but not in /etc/fstab: nconnect={wanted} "
