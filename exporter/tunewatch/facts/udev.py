@@ -57,11 +57,14 @@ TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annot
 if TYPE_CHECKING:
     from typing import Callable, Optional, Tuple
 
+from bisect import bisect_left
+
 from .._lazyre import lazy
 from .._record import FrozenRecord, Record
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
-from .udev_match import match_string, substitute_format
+from .udev_match import substitute_format
+from .udev_plan import Rule, Token, plan_of
 
 __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
            "rules_files", "substitute"]
@@ -69,22 +72,8 @@ __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOut
 ASSUMED = {"PROGRAM", "RESULT", "TEST", "IMPORT", "SYSCTL", "CONST"}
 NET_SETUP_LINK = "80-net-setup-link.rules"
 _TAG = lazy(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
-PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
-# sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
-_MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST", "TAG", "SUBSYSTEM", "DRIVER",
-                "ATTR", "SYSCTL", "KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS", "TEST", "PROGRAM", "IMPORT",
-                "RESULT"]
-_ASSIGN_ORDER = ["OPTIONS", "OWNER", "GROUP", "MODE", "TAG", "SECLABEL", "ENV", "NAME", "SYMLINK", "ATTR", "SYSCTL",
-                 "RUN"]
 if TYPE_CHECKING:
     ProgramResult = Optional[Tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
-
-
-def _sort_key(tok: UdevToken) -> int:
-    if tok.op in MATCH_OPS:
-        return _MATCH_ORDER.index(tok.key) if tok.key in _MATCH_ORDER else len(_MATCH_ORDER)
-    base = 100 + (_ASSIGN_ORDER.index(tok.key) if tok.key in _ASSIGN_ORDER else 50) * 2
-    return base + (1 if tok.key == "RUN" and tok.attr != "builtin" else 0)  # RUN{builtin} before programs
 
 
 def _no_attr(_name: str) -> str | None:
@@ -230,11 +219,7 @@ class _Event:
         return (level or self.levels[0]).attr(name)
 
 
-def _match(tok: UdevToken, value: str | None) -> bool:
-    return match_string(tok.value, tok.op, value, tok.nocase, tok.key == "SUBSYSTEM")
-
-
-def _match_attr(ev: _Event, tok: UdevToken, level: Level) -> bool:
+def _match_attr(ev: _Event, tok: Token, level: Level) -> bool:
     name = ev.fmt(tok.attr or "")
     if name.startswith("["):
         ev.out.assumed.add(tok.key)  # [subsystem/kernel]attr names another device
@@ -244,24 +229,24 @@ def _match_attr(ev: _Event, tok: UdevToken, level: Level) -> bool:
         return False  # no value: the token fails whatever the operator
     if tok.value and not tok.value[-1].isspace():
         value = value.rstrip(" \t\n\r\v\f")
-    return _match(tok, value)
+    return tok.test(value)
 
 
-def _match_level(ev: _Event, tok: UdevToken, level: Level, is_event_device: bool) -> bool:
+def _match_level(ev: _Event, tok: Token, level: Level, is_event_device: bool) -> bool:
     if tok.key == "KERNELS":
-        return _match(tok, level.kernel)
+        return tok.test(level.kernel)
     if tok.key == "SUBSYSTEMS":
-        return _match(tok, level.subsystem)
+        return tok.test(level.subsystem)
     if tok.key == "DRIVERS":
-        return _match(tok, level.driver)
+        return tok.test(level.driver)
     if tok.key == "TAGS":
         tags = ev.tags if is_event_device else []
-        hit = any(match_string(tok.value, "==", t, tok.nocase) for t in tags)
+        hit = any(tok.test_eq(t) for t in tags)
         return hit == (tok.op == "==")
     return _match_attr(ev, tok, level)
 
 
-def _match_parents(ev: _Event, toks: list[UdevToken]) -> bool:
+def _match_parents(ev: _Event, toks: tuple[Token, ...]) -> bool:
     for i, level in enumerate(ev.levels):
         if all(_match_level(ev, t, level, i == 0) for t in toks):
             ev.parent = level
@@ -270,10 +255,10 @@ def _match_parents(ev: _Event, toks: list[UdevToken]) -> bool:
     return False
 
 
-def _match_token(ev: _Event, tok: UdevToken) -> bool:
+def _match_token(ev: _Event, tok: Token) -> bool:
     dev, key = ev.dev, tok.key
     if key == "ACTION":
-        return _match(tok, dev.action)
+        return tok.test(dev.action)
     if dev.unknown_matches and key != "SUBSYSTEM":
         ev.out.assumed.add(key)
         return True
@@ -290,25 +275,25 @@ def _match_token(ev: _Event, tok: UdevToken) -> bool:
         if not ev.result_known:
             ev.out.assumed.add(key)
             return True
-        return _match(tok, ev.result)
+        return tok.test(ev.result)
     if key == "TEST" and not tok.attr:
         exists = dev.test(ev.fmt(tok.value))
         if exists is not None:
             return exists == (tok.op == "==")
     if key == "SYMLINK":  # TK_M_DEVLINK: any of the links assigned so far
-        hit = any(match_string(tok.value, "==", link, tok.nocase) for link in ev.out.devlinks)
+        hit = any(tok.test_eq(link) for link in ev.out.devlinks)
         return hit == (tok.op == "==")
     if key in ASSUMED:
         ev.out.assumed.add(key)
         return True
     if key in ("KERNEL", "SUBSYSTEM", "DRIVER", "DEVPATH"):
-        return _match(tok, dev.values.get(key))
+        return tok.test(dev.values.get(key))
     if key == "NAME":
-        return _match(tok, ev.name)
+        return tok.test(ev.name)
     if key == "ENV":
-        return _match(tok, ev.props.get(tok.attr or ""))
+        return tok.test(ev.props.get(tok.attr or ""))
     if key == "TAG":
-        hit = any(match_string(tok.value, "==", t, tok.nocase) for t in ev.tags)
+        hit = any(tok.test_eq(t) for t in ev.tags)
         return hit == (tok.op == "==")
     if key == "ATTR":
         return _match_attr(ev, tok, ev.levels[0])
@@ -316,13 +301,11 @@ def _match_token(ev: _Event, tok: UdevToken) -> bool:
     return True
 
 
-def _matches(ev: _Event, tokens: list[UdevToken]) -> bool:
-    parents = [t for t in tokens if t.key in PARENT_KEYS and t.op in MATCH_OPS]
+def _matches(ev: _Event, rule: Rule) -> bool:
+    parents = rule.parents
     ev.parent = None
-    for tok in tokens:
-        if tok.op not in MATCH_OPS:
-            continue
-        if tok.key in PARENT_KEYS:
+    for tok in rule.matches:
+        if tok.parent:
             if tok is parents[0] and not _match_parents(ev, parents):
                 return False
         elif not _match_token(ev, tok):
@@ -390,55 +373,56 @@ def _would_do(ev: _Event, rule: UdevRule) -> tuple[tuple[str, ...], tuple[tuple[
     return run, attrs
 
 
-def _ignored(ev: _Event, f: RulesFile, rule: UdevRule, tokens: list[UdevToken]) -> None:
+def _ignored(ev: _Event, source: str, rule: Rule) -> None:
     """A dropped line: reported when its valid keys match the device (no side effects)."""
     saved = (dict(ev.props), ev.name, ev.result, ev.result_known, set(ev.out.assumed))
-    if _matches(ev, tokens) and any(t.op not in MATCH_OPS for t in tokens):
-        run, attrs = _would_do(ev, rule)
-        ev.out.ignored.append(Ignored(f.source, rule.line, rule.problem or "", run, attrs))
+    if _matches(ev, rule) and rule.assigns:
+        run, attrs = _would_do(ev, rule.source)
+        ev.out.ignored.append(Ignored(source, rule.line, rule.problem or "", run, attrs))
     ev.props, ev.name, ev.result, ev.result_known, ev.out.assumed = saved
 
 
-def _goto_targets(f: RulesFile) -> dict[int, int]:
-    """rule_resolve_goto(): index of a GOTO line -> index of the first later LABEL line."""
-    kept = [i for i, r in enumerate(f.rules) if r.problem is None]
-    out = {}
-    for pos, i in enumerate(kept):
-        goto = f.rules[i].goto
-        if goto is not None:
-            target = next((j for j in kept[pos + 1:] if f.rules[j].label == goto), None)
-            if target is not None:
-                out[i] = target
-    return out
-
-
 def evaluate(files: list[RulesFile], dev: UdevDevice) -> UdevOutcome:
+    """The device's "add" event through the rules. Each file's plan (facts/udev_plan.py,
+    compiled once per scan) gives the lines this kind of device may match, by ACTION,
+    SUBSYSTEM, ENV names and KERNEL; the rest is udev's own line loop over them."""
     out = UdevOutcome()
     ev = _Event(dev, out)
-    is_net = dev.values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props
-    for f in files:
+    values = dev.values
+    is_net = values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props
+    kernel, filtered = values.get("KERNEL"), not dev.unknown_matches  # unknown matches: every line is tested
+    plans = [plan_of(f) for f in files]
+    env = frozenset(ev.props).union(*(p.env_assigned for p in plans))  # names that may ever have a value
+    for f, plan in zip(files, plans):
         if is_net and ev.name is None and f.source.rsplit("/", 1)[1] > NET_SETUP_LINK:
-            ev.name = dev.values.get("NAME")  # what 80-net-setup-link.rules assigned
-        gotos = _goto_targets(f)
-        i = 0
-        while i < len(f.rules):
-            rule = f.rules[i]
-            tokens = sorted(rule.tokens, key=_sort_key)
+            ev.name = values.get("NAME")  # what 80-net-setup-link.rules assigned
+        gotos = plan.gotos
+        if filtered:
+            free, named = plan.kept(dev.action, values.get("SUBSYSTEM"), env)
+            only = named.get(kernel or "")
+            order = free if only is None else sorted(free + only)
+        else:
+            order = range(len(plan.parsed))
+        pos, end = 0, len(order)
+        while pos < end:
+            i = order[pos]
+            rule = plan.rule(i)
+            pos += 1
+            if filtered and rule.note is None and rule.kernel and not all(test(kernel) for test in rule.kernel):
+                continue
             if rule.problem is not None:
-                _ignored(ev, f, rule, tokens)
-                i += 1
+                _ignored(ev, f.source, rule)
                 continue
-            if rule.goto is not None and i not in gotos:
-                note = f'{f.source}:{rule.line}: GOTO="{rule.goto}" has no matching label, ignoring'
-                if note not in out.notes:
-                    out.notes.append(note)
-            if not _matches(ev, tokens):
-                i += 1
+            if rule.note is not None and rule.note not in out.notes:
+                out.notes.append(rule.note)
+            if not _matches(ev, rule):
                 continue
-            for tok in tokens:
-                if tok.op not in MATCH_OPS:
-                    _assign(ev, tok, (f.source, rule.line))
-            i = gotos.get(i, i + 1)
+            where = (f.source, rule.line)
+            for tok in rule.assigns:
+                _assign(ev, tok, where)
+            target = gotos.get(i)
+            if target is not None:
+                pos = bisect_left(order, target)  # the label line, or the first line kept after it
     return out
 
 

@@ -171,8 +171,24 @@ def _value(line: str, pos: int) -> tuple[str, bool, int]:
     return (_cunescape(value) if escaped else value), nocase, i + 1
 
 
+# The common token in one regular expression: blanks and commas skipped, then a key as
+# _lex() ends it (blank, `=`, `{`, or an operator's first character followed by `=`; its
+# first character no comma, so the skip cannot give one back), an optional {attr}, the operator, an
+# optional `i` prefix and a quoted value without a backslash. A token it does not take
+# (escapes, `e` prefix, errors, the end of the line) goes through _lex()'s own loop, which
+# gives the same token for what the expression takes: a distribution's thousands of lines
+# are read at regular-expression speed.
+_TOKEN = lazy(r'[ \t\n\r,]*((?:[^ \t\n\r,={+\-!:]|[+\-!:](?!=))(?:[^ \t\n\r={+\-!:]|[+\-!:](?!=))*)'
+              r'(?:\{([^}]*)\})?[ \t\n\r]*'
+              r'(==|!=|\+=|-=|:=|=)[ \t\n\r]*(i?)"([^"\\]*)"')
+
+
 def _lex(line: str, pos: int) -> tuple[UdevToken | None, int]:
     """parse_line(): the next token from `pos`, or None at the end of the line."""
+    m = _TOKEN.match(line, pos)
+    if m is not None:
+        key, attr, op, prefix, value = m.groups()
+        return UdevToken(key, attr, op, value, prefix == "i"), m.end()
     while pos < len(line) and line[pos] in _WS + ",":
         pos += 1
     if pos >= len(line):
