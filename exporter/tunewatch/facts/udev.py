@@ -57,8 +57,6 @@ TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annot
 if TYPE_CHECKING:
     from typing import Callable, Optional, Tuple
 
-from bisect import bisect_left
-
 from .._lazyre import lazy
 from .._record import FrozenRecord, Record
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
@@ -382,6 +380,19 @@ def _ignored(ev: _Event, source: str, rule: Rule) -> None:
     ev.props, ev.name, ev.result, ev.result_known, ev.out.assumed = saved
 
 
+def _first_at(order, target: int) -> int:
+    """The position of the first index >= target in the sorted `order` (bisect_left; the
+    bisect module is a shared library a CLI scan would load for this alone)."""
+    lo, hi = 0, len(order)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if order[mid] < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def evaluate(files: list[RulesFile], dev: UdevDevice) -> UdevOutcome:
     """The device's "add" event through the rules. Each file's plan (facts/udev_plan.py,
     compiled once per scan) gives the lines this kind of device may match, by ACTION,
@@ -422,7 +433,7 @@ def evaluate(files: list[RulesFile], dev: UdevDevice) -> UdevOutcome:
                 _assign(ev, tok, where)
             target = gotos.get(i)
             if target is not None:
-                pos = bisect_left(order, target)  # the label line, or the first line kept after it
+                pos = _first_at(order, target)  # the label line, or the first line kept after it
     return out
 
 
