@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             if sizes and ncpu == max(sizes) and m["rss_ratio"] > RSS_TARGET:
                 ok = False
                 print(f"      RSS ratio {m['rss_ratio']:.2f} > {RSS_TARGET}: MISSED")
-        print(f"results of the last host: " + ", ".join(f"{v} {k}" for k, v in m["summary"].items()))
+        print("results of the last host: " + ", ".join(f"{v} {k}" for k, v in m["summary"].items()))
         print()
         if not args.no_cli:
             pass_s = wall([sys.executable, "-c", "pass"], 10)

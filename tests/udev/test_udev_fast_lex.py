@@ -5,7 +5,6 @@ to the same rules with and without it."""
 
 import itertools
 import os
-import re
 
 import pytest
 

@@ -62,13 +62,12 @@ from .._record import FrozenRecord, Record
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
 from .udev_match import substitute_format
-from .udev_plan import Rule, Token, plan_of
+from .udev_plan import Rule, Token, rule_set
 
 __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
            "rules_files", "substitute"]
 
 ASSUMED = {"PROGRAM", "RESULT", "TEST", "IMPORT", "SYSCTL", "CONST"}
-NET_SETUP_LINK = "80-net-setup-link.rules"
 _TAG = lazy(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
 if TYPE_CHECKING:
     ProgramResult = Optional[Tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
@@ -396,20 +395,24 @@ def _first_at(order, target: int) -> int:
 def evaluate(files: list[RulesFile], dev: UdevDevice) -> UdevOutcome:
     """The device's "add" event through the rules. Each file's plan (facts/udev_plan.py,
     compiled once per scan) gives the lines this kind of device may match, by ACTION,
-    SUBSYSTEM, ENV names and KERNEL; the rest is udev's own line loop over them."""
+    SUBSYSTEM, ENV names and KERNEL; a file without such a line is not visited (nothing
+    in it could apply); the rest is udev's own line loop over them."""
     out = UdevOutcome()
     ev = _Event(dev, out)
     values = dev.values
     is_net = values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props
     kernel, filtered = values.get("KERNEL"), not dev.unknown_matches  # unknown matches: every line is tested
-    plans = [plan_of(f) for f in files]
-    env = frozenset(ev.props).union(*(p.env_assigned for p in plans))  # names that may ever have a value
-    for f, plan in zip(files, plans):
-        if is_net and ev.name is None and f.source.rsplit("/", 1)[1] > NET_SETUP_LINK:
+    rules = rule_set(files)
+    if filtered:
+        env = frozenset(ev.props) | rules.env_assigned  # names that may ever have a value
+        work = rules.active(dev.action, values.get("SUBSYSTEM"), env)
+    else:
+        work = tuple(zip(rules.files, rules.plans, ((),) * len(files), ({},) * len(files)))
+    for f, plan, free, named in work:
+        if is_net and ev.name is None and rules.past_link[id(f)]:
             ev.name = values.get("NAME")  # what 80-net-setup-link.rules assigned
         gotos = plan.gotos
         if filtered:
-            free, named = plan.kept(dev.action, values.get("SUBSYSTEM"), env)
             only = named.get(kernel or "")
             order = free if only is None else sorted(free + only)
         else:

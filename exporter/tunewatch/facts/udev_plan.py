@@ -37,6 +37,7 @@ _MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST"
 _ASSIGN_ORDER = ["OPTIONS", "OWNER", "GROUP", "MODE", "TAG", "SECLABEL", "ENV", "NAME", "SYMLINK", "ATTR", "SYSCTL",
                  "RUN"]
 _GLOB_CHARS = "*?["
+NET_SETUP_LINK = "80-net-setup-link.rules"
 
 
 def sort_key(tok: UdevToken) -> int:
@@ -181,3 +182,48 @@ def plan_of(f: RulesFile) -> Plan:
     if plan is None or plan.parsed is not f.rules:  # replace() copies the slot: recompile for other rules
         plan = f.plan = Plan(f)
     return plan
+
+
+class RuleSet:
+    """The files of an evaluate() call taken together: their plans, the ENV names any line
+    assigns, and per (action, subsystem, ENV names) the files that keep a line, with their
+    kept lines: a device visits only those files."""
+    __slots__ = ("files", "plans", "env_assigned", "past_link", "_active")
+
+    def __init__(self, files: list[RulesFile]):
+        self.files = tuple(files)  # held: the ids that find this set stay theirs
+        self.plans = tuple(plan_of(f) for f in files)
+        # per file: is it, or a file before it, named after 80-net-setup-link.rules (which
+        # names a network interface): from there on a net device has its NAME
+        past, self.past_link = False, {}
+        for f in files:
+            past = past or f.source.rsplit("/", 1)[-1] > NET_SETUP_LINK
+            self.past_link[id(f)] = past
+        self.env_assigned = frozenset().union(*(p.env_assigned for p in self.plans))
+        self._active: dict[tuple, tuple] = {}
+
+    def active(self, action: str, subsystem: str | None, env: frozenset[str]) -> tuple:
+        """(file, plan, lines for any KERNEL, {kernel: lines}) of each file with a line kept
+        (a file left out could apply nothing: its place in the order matters only to NAME,
+        which `past_link` keeps)."""
+        key = (action, subsystem, env)
+        found = self._active.get(key)
+        if found is None:
+            found = self._active[key] = tuple(
+                (f, plan, free, named) for f, plan in zip(self.files, self.plans)
+                for free, named in (plan.kept(action, subsystem, env),) if free or named)
+        return found
+
+
+_LAST: tuple = ((), None)  # (ids of the files, their RuleSet): a scan evaluates one list many times
+
+
+def rule_set(files: list[RulesFile]) -> RuleSet:
+    """The RuleSet of `files`, made once for the list a scan passes for every device."""
+    global _LAST
+    ids = tuple(map(id, files))
+    last_ids, found = _LAST
+    if last_ids != ids:
+        found = RuleSet(files)
+        _LAST = (ids, found)  # one assignment: a scan in another thread sees the old or the new pair
+    return found
