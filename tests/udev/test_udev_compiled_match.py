@@ -20,3 +20,12 @@ def test_compiled_agrees_with_match_string():
         for value in VALUES:
             assert compiled(value) == match_string(pattern, op, value, nocase, subsystem_key), \
                 (pattern, op, nocase, subsystem_key, value)
+
+
+def test_no_rules_files_first():
+    """A scan whose host has no rules files (the first list a process evaluates may be [])."""
+    from tunewatch.facts import udev, udev_plan
+
+    udev_plan._LAST = (None, None)
+    out = udev.evaluate([], udev.UdevDevice({"SUBSYSTEM": "module", "KERNEL": "sunrpc"}))
+    assert out.run == [] and out.attrs == {}

@@ -215,7 +215,7 @@ class RuleSet:
         return found
 
 
-_LAST: tuple = ((), None)  # (ids of the files, their RuleSet): a scan evaluates one list many times
+_LAST: tuple = (None, None)  # (ids of the files, their RuleSet): a scan evaluates one list many times
 
 
 def rule_set(files: list[RulesFile]) -> RuleSet:
