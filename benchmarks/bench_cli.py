@@ -8,11 +8,13 @@ ratios hold on a loaded machine. The interpreter is a bare venv of sys.executabl
 temp dir (`venv --without-pip`), with this interpreter's site-packages on PYTHONPATH for the
 dependencies: as a venv install runs, without the `.pth` start-up hooks a global
 site-packages may carry (here one imports certifi: +20 ms on every Python command).
-`--system` times sys.executable itself instead.
+`--system` times sys.executable itself instead. `--installed` times tunewatch as users install
+it: each checkout `pip install`ed (not editable) into a venv of its own with its dependencies
+from the index, run as the venv's `bin/tunewatch` script, against that venv's `python -c pass`.
 
   pass        `python -c pass`: what any Python command costs here
   json        `tunewatch scan --root <example> --format json` (tests/snapshots/examples/
-              azure-m-rebooted)                          target: <= 5x pass
+              azure-m-rebooted)                          target: <= 5x pass (--installed: <= 4x)
   prometheus  the same with `--format prometheus`        target: <= json + 10 ms
   live        `tunewatch scan --format json` of this host (root /)
   goss        `goss -g F validate` of this host with F = `tunewatch export goss` (goss from
@@ -41,6 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(HERE)
 EXAMPLE = os.path.join(CHECKOUT, "tests", "snapshots", "examples", "azure-m-rebooted")
 PASS_TARGET, GOSS_TARGET, PROMETHEUS_EXTRA_MS = 5.0, 4.0, 10.0
+INSTALLED_PASS_TARGET = 4.0  # --installed: the venv's bin/tunewatch / the venv's python -c pass
 
 
 def find_goss() -> str | None:
@@ -80,12 +83,38 @@ def tw(*args: str) -> list[str]:
     return [PYTHON, "-m", "tunewatch", *args]
 
 
+SCRIPTS: dict[str, str] = {}  # --installed: checkout name -> its venv's bin/tunewatch
+
+
+def installed_venvs(trees: dict[str, str], work: str) -> str:
+    """A venv per checkout with `pip install CHECKOUT` (a wheel built and installed, as a user
+    gets it); returns the last venv's python (the `pass` baseline)."""
+    python = ""
+    for name, tree in trees.items():
+        venv = os.path.join(work, f"venv-{name}")
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        python = os.path.join(venv, "bin", "python")
+        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", tree], check=True,
+                       stdout=subprocess.DEVNULL)
+        SCRIPTS[name] = os.path.join(venv, "bin", "tunewatch")
+    return python
+
+
+def installed_env() -> dict:
+    env = dict(os.environ)
+    for var in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE"):
+        env.pop(var, None)
+    return env
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", metavar="DIR", help="another checkout to compare (e.g. /work/main)")
     parser.add_argument("--runs", type=int, default=15, help="runs per case, median taken (default 15)")
     parser.add_argument("--no-live", action="store_true", help="skip the live-host and goss cases")
     parser.add_argument("--system", action="store_true", help="time sys.executable, not a bare venv of it")
+    parser.add_argument("--installed", action="store_true",
+                        help="pip install each checkout (not editable) into its own venv and time its bin/tunewatch")
     args = parser.parse_args(argv)
     work = tempfile.mkdtemp(prefix="tunewatch-bench-cli-")
     try:
@@ -96,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args, work: str) -> int:
     global PYTHON, SITE
-    if not args.system:
+    if args.installed:
+        pass  # below, once the checkouts are known
+    elif not args.system:
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", os.path.join(work, "venv")], check=True)
         PYTHON = os.path.join(work, "venv", "bin", "python")
         SITE = os.pathsep + os.pathsep.join(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
@@ -104,6 +135,8 @@ def run(args, work: str) -> int:
     trees = {"after": CHECKOUT}
     if args.base:
         trees = {"before": os.path.abspath(args.base), **trees}
+    if args.installed:
+        PYTHON = installed_venvs(trees, work)
     for tree in trees.values():
         compileall.compile_dir(os.path.join(tree, "exporter", "tunewatch"), quiet=1)
     cases = {"json": ["scan", "--root", EXAMPLE, "--format", "json"],
@@ -114,10 +147,13 @@ def run(args, work: str) -> int:
         cases["live"] = ["scan", "--format", "json"]
     for name, tree in trees.items():
         for case, cargs in cases.items():
-            commands[(case, name)] = (tw(*cargs), env_for(tree))
+            commands[(case, name)] = ((SCRIPTS[name], *cargs), installed_env()) if args.installed else \
+                (tw(*cargs), env_for(tree))
     if goss:
         gossfile = os.path.join(work, "goss.yaml")
-        subprocess.run(tw("export", "goss", "--output", gossfile), env=env_for(CHECKOUT), check=True)
+        export = [SCRIPTS["after"]] if args.installed else tw()
+        subprocess.run([*export, "export", "goss", "--output", gossfile],
+                       env=installed_env() if args.installed else env_for(CHECKOUT), check=True)
         commands[("goss", "-")] = ([goss, "-g", gossfile, "validate", "--format", "json"], None)
     for argv_, env in commands.values():  # warm-up: page cache, content cache, bytecode
         timed(argv_, env)
@@ -129,7 +165,8 @@ def run(args, work: str) -> int:
     cpu_ms = {k: statistics.median(CPU[tuple(a) + tuple(sorted((e or {}).items()))][1:]) * 1e3
               for k, (a, e) in commands.items()}
 
-    print(f"{PYTHON} (Python {sys.version.split()[0]}{'' if args.system else ', bare venv'}), {os.cpu_count()} CPUs, load "
+    kind = ", pip-installed venvs" if args.installed else "" if args.system else ", bare venv"
+    print(f"{PYTHON} (Python {sys.version.split()[0]}{kind}), {os.cpu_count()} CPUs, load "
           f"{os.getloadavg()[0]:.2f}; median of {args.runs} interleaved runs, ms")
     names = list(trees)
     print(f"{'case':<12}" + "".join(f"{n + ' ms':>12}" for n in names) + (f"{'after/before':>14}" if args.base else "")
@@ -154,7 +191,8 @@ def run(args, work: str) -> int:
         return table[(case, name)]
 
     before = "before" if args.base else None
-    target("scan --format json (example) / python -c pass", of("json") / of("pass", "-"), PASS_TARGET, "x",
+    target("scan --format json (example) / python -c pass", of("json") / of("pass", "-"),
+           INSTALLED_PASS_TARGET if args.installed else PASS_TARGET, "x",
            before and of("json", before) / of("pass", "-"))
     target("--format prometheus - --format json", of("prometheus") - of("json"), PROMETHEUS_EXTRA_MS, " ms",
            before and of("prometheus", before) - of("json", before))

@@ -18,6 +18,9 @@ For each size, benchmarks/gen_big_host.py builds the host in a temp dir, then in
   4. peak RSS (VmHWM via wait4's ru_maxrss, children included) of the CLI
      `tunewatch scan --root DIR --profile P --format json` against a child process that
      reads the same files the same way as the baseline (target <= 1.2 at 1,664 CPUs).
+With --hosts (debian12, mounts1000, site20x500 or all; HOSTS below) the same is measured
+on 128-CPU hosts carrying what real ones do: Debian 12's udev rules, 1,000 NFS mounts, a
+site's 10,000 rule lines (targets 1.5, 1.5, 3); `--sizes ''` measures only those.
 The tunewatch package is byte-compiled first, as an install leaves it. Then the CLI on a shipped example (`scan --format json` of tests/snapshots/examples/
 azure-m-rebooted) against `python3 -c pass`, best of 10 wall (target <= 5x).
 With --profile-top K, a cProfile of one scan of the largest size (top K by own time).
@@ -249,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{m['rss_cli']:10.1f} {m['rss_ratio']:9.2f}", flush=True)
             if m["ratio"] > target:
                 ok = False
-                print(f"      ratio {m['ratio']:.2f} > {target} at {host or ncpu} CPUs: MISSED")
+                where = f"host {host}" if host else f"{ncpu} CPUs"
+                print(f"      ratio {m['ratio']:.2f} > {target} at {where}: MISSED")
             elif host:
                 print(f"      {host}: scan / read floor {m['ratio']:.2f} (target <= {target:g}) OK")
             if m["opens"] != m["files"] or m["lists"] != m["dirs"]:
@@ -258,16 +262,16 @@ def main(argv: list[str] | None = None) -> int:
             if sizes and ncpu == max(sizes) and m["rss_ratio"] > RSS_TARGET:
                 ok = False
                 print(f"      RSS ratio {m['rss_ratio']:.2f} > {RSS_TARGET}: MISSED")
-        print(f"results of the last host: " + ", ".join(f"{v} {k}" for k, v in m["summary"].items()))
+        print("results of the last host: " + ", ".join(f"{v} {k}" for k, v in m["summary"].items()))
         print()
-        if args.no_cli:
-            return 0 if ok else 1
-        pass_s = wall([sys.executable, "-c", "pass"], 10)
-        scan_s = wall(cli("scan", "--root", EXAMPLE, "--format", "json"), 10)
-        ratio = scan_s / pass_s
-        ok &= ratio <= CLI_TARGET
-        print(f"CLI scan --format json of examples/azure-m-rebooted: {scan_s * 1e3:.0f} ms; python3 -c pass: "
-              f"{pass_s * 1e3:.0f} ms; ratio {ratio:.2f} (target <= {CLI_TARGET:g}) {'OK' if ratio <= CLI_TARGET else 'MISSED'}")
+        if not args.no_cli:
+            pass_s = wall([sys.executable, "-c", "pass"], 10)
+            scan_s = wall(cli("scan", "--root", EXAMPLE, "--format", "json"), 10)
+            ratio = scan_s / pass_s
+            ok &= ratio <= CLI_TARGET
+            print(f"CLI scan --format json of examples/azure-m-rebooted: {scan_s * 1e3:.0f} ms; python3 -c pass: "
+                  f"{pass_s * 1e3:.0f} ms; ratio {ratio:.2f} (target <= {CLI_TARGET:g}) "
+                  f"{'OK' if ratio <= CLI_TARGET else 'MISSED'}")
         if args.profile_top:
             from tunewatch.scan import engine
             if hosts:
@@ -282,8 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             engine.scan(content, profile, root)
             prof.disable()
             out = io.StringIO()
-            out.write(f"\n--- cProfile of one scan at {max(sizes)} CPUs, top {args.profile_top} by own time ---\n".replace(
-                f"{max(sizes)} CPUs" if sizes else "", hosts[-1] if hosts else ""))
+            label = f"host {hosts[-1]}" if hosts else f"{max(sizes)} CPUs"
+            out.write(f"\n--- cProfile of one scan at {label}, top {args.profile_top} by own time ---\n")
             pstats.Stats(prof, stream=out).strip_dirs().sort_stats("tottime").print_stats(args.profile_top)
             print(out.getvalue())
         return 0 if ok else 1

@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
-import sys
 
 PROFILE = "azure-sas-grid-anf"  # the Azure AN network checks plus every NFS/sysctl/tuned check
 

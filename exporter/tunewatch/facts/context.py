@@ -71,6 +71,7 @@ class Facts:
         self._ethtool: dict[str, tuple[bool, object]] = {}
         self._affinity: dict[int, tuple[bool, object]] = {}
         self._sysctls: dict[str, tuple[bool, object]] = {}
+        self.selections: dict[tuple, tuple] = {}  # kinds.selectors: object selections made this scan
 
     @fact
     def host(self):

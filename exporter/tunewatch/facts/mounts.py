@@ -1,5 +1,9 @@
 """Mounts as the kernel has them (mountinfo) and as configured (fstab).
 
+What configures a mount is indexed once per scan by its mount point (`mount_point_key`):
+a check looks each mountinfo line up in the index, so its cost grows with the mounts, not
+with mounts x fstab lines. Other sources of mounts keyed the same way sit beside it.
+
 Nothing here stats, opens or lists anything under a mount point: a hung NFS server must
 not hang a scan. Read-ahead comes from the mount's bdi in sysfs, found by device number.
 """
@@ -24,15 +28,16 @@ def read_fstab(fs: FS) -> list[FstabEntry]:
     return [] if text is None else parse_fstab(text, "etc/fstab")
 
 
-def fstab_entry(entries: list[FstabEntry], mount_point: str) -> FstabEntry | None:
-    """The fstab line that mounts `mount_point` at boot (libmount ignores a trailing slash);
-    with several, the last one, as mount -a mounts them in order over each other."""
-    want = mount_point.rstrip("/") or "/"
-    found = None
-    for entry in entries:
-        if (entry.file.rstrip("/") or "/") == want:
-            found = entry
-    return found
+def mount_point_key(path: str) -> str:
+    """The key of a mount point in an index: libmount ignores a trailing slash."""
+    return path.rstrip("/") or "/"
+
+
+def fstab_index(entries: list[FstabEntry]) -> dict[str, FstabEntry]:
+    """fstab by mount point (`mount_point_key`); with several lines for one mount point, the
+    last, as mount -a mounts them in order over each other (facts/boot_mounts.py indexes
+    fstab with it once per scan)."""
+    return {mount_point_key(entry.file): entry for entry in entries}
 
 
 def read_ahead_kb(fs: FS, mount: MountInfo) -> int | None:

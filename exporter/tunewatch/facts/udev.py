@@ -53,154 +53,18 @@ appends with a blank. ATTR{x}=: the last value written wins.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:
-    from typing import Callable, Optional, Tuple
-
 from .._lazyre import lazy
-from .._record import FrozenRecord, Record
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
-from .udev_match import match_string, substitute_format
+from .udev_match import substitute_format
+from .udev_plan import Rule, Token, rule_set
+from .udev_records import Ignored, Level, UdevDevice, UdevOutcome
 
 __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
            "rules_files", "substitute"]
 
 ASSUMED = {"PROGRAM", "RESULT", "TEST", "IMPORT", "SYSCTL", "CONST"}
-NET_SETUP_LINK = "80-net-setup-link.rules"
 _TAG = lazy(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
-PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
-# sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
-_MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST", "TAG", "SUBSYSTEM", "DRIVER",
-                "ATTR", "SYSCTL", "KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS", "TEST", "PROGRAM", "IMPORT",
-                "RESULT"]
-_ASSIGN_ORDER = ["OPTIONS", "OWNER", "GROUP", "MODE", "TAG", "SECLABEL", "ENV", "NAME", "SYMLINK", "ATTR", "SYSCTL",
-                 "RUN"]
-if TYPE_CHECKING:
-    ProgramResult = Optional[Tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
-
-
-def _sort_key(tok: UdevToken) -> int:
-    if tok.op in MATCH_OPS:
-        return _MATCH_ORDER.index(tok.key) if tok.key in _MATCH_ORDER else len(_MATCH_ORDER)
-    base = 100 + (_ASSIGN_ORDER.index(tok.key) if tok.key in _ASSIGN_ORDER else 50) * 2
-    return base + (1 if tok.key == "RUN" and tok.attr != "builtin" else 0)  # RUN{builtin} before programs
-
-
-def _no_attr(_name: str) -> str | None:
-    return None
-
-
-def _no_program(_cmd: str) -> ProgramResult:
-    return None
-
-
-def _no_test(_path: str) -> bool | None:
-    return None
-
-
-class Level(FrozenRecord):
-    """The event device or one of its parents, as KERNELS/SUBSYSTEMS/DRIVERS/ATTRS see it.
-    `attr` returns a sysfs attribute's value as sd_device_get_sysattr_value() does (None:
-    no value: missing, a directory or a link other than driver/subsystem/module)."""
-    __slots__ = ("kernel", "subsystem", "driver", "attr", "devpath")
-    kernel: str | None
-    subsystem: str | None
-    driver: str | None
-    attr: Callable[[str], str | None]
-    devpath: str | None
-
-    def __init__(self,
-                 kernel: str | None, subsystem: str | None, driver: str | None,
-                 attr: Callable[[str], str | None] = _no_attr, devpath: str | None = None):
-        self.kernel = kernel
-        self.subsystem = subsystem
-        self.driver = driver
-        self.attr = attr
-        self.devpath = devpath
-
-
-class UdevDevice(FrozenRecord):
-    """`values`: KERNEL, NAME (the interface name for a net device), SUBSYSTEM, DRIVER,
-    DEVPATH and the properties as ENV{x}; `attr` reads its ATTR{x}; `levels`: the device
-    itself, then its parents (default: the device alone, from `values`)."""
-    __slots__ = ("values", "attr", "levels", "unknown_matches", "action", "program", "test", "has_devnode")
-    values: dict[str, str | None]
-    attr: Callable[[str], str | None]
-    levels: tuple[Level, ...]
-    unknown_matches: bool  # a device known only by its subsystem: other keys match
-    action: str
-    program: Callable[[str], ProgramResult]
-    test: Callable[[str], Optional[bool]]  # TEST: does the path exist (None: cannot tell)
-    has_devnode: bool  # SYMLINK assignments apply only to a device with a node
-
-    def __init__(self,
-                 values: dict[str, str | None], attr: Callable[[str], str | None] = _no_attr,
-                 levels: tuple[Level, ...] = (), unknown_matches: bool = False, action: str = "add",
-                 program: Callable[[str], ProgramResult] = _no_program,
-                 test: Callable[[str], Optional[bool]] = _no_test, has_devnode: bool = False):
-        self.values = values
-        self.attr = attr
-        self.levels = levels
-        self.unknown_matches = unknown_matches
-        self.action = action
-        self.program = program
-        self.test = test
-        self.has_devnode = has_devnode
-
-
-class Ignored(FrozenRecord):
-    """A line udev drops whose valid keys match the device: what it would have done."""
-    __slots__ = ("source", "line", "problem", "run", "attrs")
-    source: str
-    line: int
-    problem: str
-    run: tuple[str, ...]
-    attrs: tuple[tuple[str, str], ...]
-
-    def __init__(self,
-                 source: str, line: int, problem: str, run: tuple[str, ...] = (),
-                 attrs: tuple[tuple[str, str], ...] = ()):
-        self.source = source
-        self.line = line
-        self.problem = problem
-        self.run = run
-        self.attrs = attrs
-
-
-class UdevOutcome(Record):
-    __slots__ = ("run", "attrs", "env", "assumed", "builtins", "sysctls", "tags", "devlinks",
-                 "name", "ignored", "notes")
-    run: list[tuple[str, str, int]]  # (program, source, line), substituted
-    attrs: dict[str, tuple[str, str, int]]  # attr -> (value, source, line)
-    env: dict[str, str]  # ENV{x}= assignments (NM_UNMANAGED...)
-    assumed: set[str]
-    builtins: list[tuple[str, str, int]]  # RUN{builtin}
-    sysctls: dict[str, tuple[str, str, int]]
-    tags: list[str]
-    devlinks: list[str]
-    name: str | None
-    ignored: list[Ignored]
-    notes: list[str]  # e.g. GOTO without a label
-
-    def __init__(self,
-                 run: list[tuple[str, str, int]] | None = None, attrs: dict[str, tuple[str, str, int]] | None = None,
-                 env: dict[str, str] | None = None, assumed: set[str] | None = None,
-                 builtins: list[tuple[str, str, int]] | None = None,
-                 sysctls: dict[str, tuple[str, str, int]] | None = None, tags: list[str] | None = None,
-                 devlinks: list[str] | None = None, name: str | None = None, ignored: list[Ignored] | None = None,
-                 notes: list[str] | None = None):
-        self.run = [] if run is None else run
-        self.attrs = {} if attrs is None else attrs
-        self.env = {} if env is None else env
-        self.assumed = set() if assumed is None else assumed
-        self.builtins = [] if builtins is None else builtins
-        self.sysctls = {} if sysctls is None else sysctls
-        self.tags = [] if tags is None else tags
-        self.devlinks = [] if devlinks is None else devlinks
-        self.name = name
-        self.ignored = [] if ignored is None else ignored
-        self.notes = [] if notes is None else notes
 
 
 class _Event:
@@ -230,11 +94,7 @@ class _Event:
         return (level or self.levels[0]).attr(name)
 
 
-def _match(tok: UdevToken, value: str | None) -> bool:
-    return match_string(tok.value, tok.op, value, tok.nocase, tok.key == "SUBSYSTEM")
-
-
-def _match_attr(ev: _Event, tok: UdevToken, level: Level) -> bool:
+def _match_attr(ev: _Event, tok: Token, level: Level) -> bool:
     name = ev.fmt(tok.attr or "")
     if name.startswith("["):
         ev.out.assumed.add(tok.key)  # [subsystem/kernel]attr names another device
@@ -244,24 +104,24 @@ def _match_attr(ev: _Event, tok: UdevToken, level: Level) -> bool:
         return False  # no value: the token fails whatever the operator
     if tok.value and not tok.value[-1].isspace():
         value = value.rstrip(" \t\n\r\v\f")
-    return _match(tok, value)
+    return tok.test(value)
 
 
-def _match_level(ev: _Event, tok: UdevToken, level: Level, is_event_device: bool) -> bool:
+def _match_level(ev: _Event, tok: Token, level: Level, is_event_device: bool) -> bool:
     if tok.key == "KERNELS":
-        return _match(tok, level.kernel)
+        return tok.test(level.kernel)
     if tok.key == "SUBSYSTEMS":
-        return _match(tok, level.subsystem)
+        return tok.test(level.subsystem)
     if tok.key == "DRIVERS":
-        return _match(tok, level.driver)
+        return tok.test(level.driver)
     if tok.key == "TAGS":
         tags = ev.tags if is_event_device else []
-        hit = any(match_string(tok.value, "==", t, tok.nocase) for t in tags)
+        hit = any(tok.test_eq(t) for t in tags)
         return hit == (tok.op == "==")
     return _match_attr(ev, tok, level)
 
 
-def _match_parents(ev: _Event, toks: list[UdevToken]) -> bool:
+def _match_parents(ev: _Event, toks: tuple[Token, ...]) -> bool:
     for i, level in enumerate(ev.levels):
         if all(_match_level(ev, t, level, i == 0) for t in toks):
             ev.parent = level
@@ -270,10 +130,10 @@ def _match_parents(ev: _Event, toks: list[UdevToken]) -> bool:
     return False
 
 
-def _match_token(ev: _Event, tok: UdevToken) -> bool:
+def _match_token(ev: _Event, tok: Token) -> bool:
     dev, key = ev.dev, tok.key
     if key == "ACTION":
-        return _match(tok, dev.action)
+        return tok.test(dev.action)
     if dev.unknown_matches and key != "SUBSYSTEM":
         ev.out.assumed.add(key)
         return True
@@ -290,25 +150,25 @@ def _match_token(ev: _Event, tok: UdevToken) -> bool:
         if not ev.result_known:
             ev.out.assumed.add(key)
             return True
-        return _match(tok, ev.result)
+        return tok.test(ev.result)
     if key == "TEST" and not tok.attr:
         exists = dev.test(ev.fmt(tok.value))
         if exists is not None:
             return exists == (tok.op == "==")
     if key == "SYMLINK":  # TK_M_DEVLINK: any of the links assigned so far
-        hit = any(match_string(tok.value, "==", link, tok.nocase) for link in ev.out.devlinks)
+        hit = any(tok.test_eq(link) for link in ev.out.devlinks)
         return hit == (tok.op == "==")
     if key in ASSUMED:
         ev.out.assumed.add(key)
         return True
     if key in ("KERNEL", "SUBSYSTEM", "DRIVER", "DEVPATH"):
-        return _match(tok, dev.values.get(key))
+        return tok.test(dev.values.get(key))
     if key == "NAME":
-        return _match(tok, ev.name)
+        return tok.test(ev.name)
     if key == "ENV":
-        return _match(tok, ev.props.get(tok.attr or ""))
+        return tok.test(ev.props.get(tok.attr or ""))
     if key == "TAG":
-        hit = any(match_string(tok.value, "==", t, tok.nocase) for t in ev.tags)
+        hit = any(tok.test_eq(t) for t in ev.tags)
         return hit == (tok.op == "==")
     if key == "ATTR":
         return _match_attr(ev, tok, ev.levels[0])
@@ -316,13 +176,11 @@ def _match_token(ev: _Event, tok: UdevToken) -> bool:
     return True
 
 
-def _matches(ev: _Event, tokens: list[UdevToken]) -> bool:
-    parents = [t for t in tokens if t.key in PARENT_KEYS and t.op in MATCH_OPS]
+def _matches(ev: _Event, rule: Rule) -> bool:
+    parents = rule.parents
     ev.parent = None
-    for tok in tokens:
-        if tok.op not in MATCH_OPS:
-            continue
-        if tok.key in PARENT_KEYS:
+    for tok in rule.matches:
+        if tok.parent:
             if tok is parents[0] and not _match_parents(ev, parents):
                 return False
         elif not _match_token(ev, tok):
@@ -390,55 +248,73 @@ def _would_do(ev: _Event, rule: UdevRule) -> tuple[tuple[str, ...], tuple[tuple[
     return run, attrs
 
 
-def _ignored(ev: _Event, f: RulesFile, rule: UdevRule, tokens: list[UdevToken]) -> None:
+def _ignored(ev: _Event, source: str, rule: Rule) -> None:
     """A dropped line: reported when its valid keys match the device (no side effects)."""
     saved = (dict(ev.props), ev.name, ev.result, ev.result_known, set(ev.out.assumed))
-    if _matches(ev, tokens) and any(t.op not in MATCH_OPS for t in tokens):
-        run, attrs = _would_do(ev, rule)
-        ev.out.ignored.append(Ignored(f.source, rule.line, rule.problem or "", run, attrs))
+    if _matches(ev, rule) and rule.assigns:
+        run, attrs = _would_do(ev, rule.source)
+        ev.out.ignored.append(Ignored(source, rule.line, rule.problem or "", run, attrs))
     ev.props, ev.name, ev.result, ev.result_known, ev.out.assumed = saved
 
 
-def _goto_targets(f: RulesFile) -> dict[int, int]:
-    """rule_resolve_goto(): index of a GOTO line -> index of the first later LABEL line."""
-    kept = [i for i, r in enumerate(f.rules) if r.problem is None]
-    out = {}
-    for pos, i in enumerate(kept):
-        goto = f.rules[i].goto
-        if goto is not None:
-            target = next((j for j in kept[pos + 1:] if f.rules[j].label == goto), None)
-            if target is not None:
-                out[i] = target
-    return out
+def _first_at(order, target: int) -> int:
+    """The position of the first index >= target in the sorted `order` (bisect_left; the
+    bisect module is a shared library a CLI scan would load for this alone)."""
+    lo, hi = 0, len(order)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if order[mid] < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def evaluate(files: list[RulesFile], dev: UdevDevice) -> UdevOutcome:
+    """The device's "add" event through the rules. Each file's plan (facts/udev_plan.py,
+    compiled once per scan) gives the lines this kind of device may match, by ACTION,
+    SUBSYSTEM, ENV names and KERNEL; a file without such a line is not visited (nothing
+    in it could apply); the rest is udev's own line loop over them."""
     out = UdevOutcome()
     ev = _Event(dev, out)
-    is_net = dev.values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props
-    for f in files:
-        if is_net and ev.name is None and f.source.rsplit("/", 1)[1] > NET_SETUP_LINK:
-            ev.name = dev.values.get("NAME")  # what 80-net-setup-link.rules assigned
-        gotos = _goto_targets(f)
-        i = 0
-        while i < len(f.rules):
-            rule = f.rules[i]
-            tokens = sorted(rule.tokens, key=_sort_key)
+    values = dev.values
+    is_net = values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props
+    kernel, filtered = values.get("KERNEL"), not dev.unknown_matches  # unknown matches: every line is tested
+    rules = rule_set(files)
+    if filtered:
+        env = frozenset(ev.props) | rules.env_assigned  # names that may ever have a value
+        work = rules.active(dev.action, values.get("SUBSYSTEM"), env)
+    else:
+        work = tuple(zip(rules.files, rules.plans, ((),) * len(files), ({},) * len(files)))
+    for f, plan, free, named in work:
+        if is_net and ev.name is None and rules.past_link[id(f)]:
+            ev.name = values.get("NAME")  # what 80-net-setup-link.rules assigned
+        gotos = plan.gotos
+        if filtered:
+            only = named.get(kernel or "")
+            order = free if only is None else sorted(free + only)
+        else:
+            order = range(len(plan.parsed))
+        pos, end = 0, len(order)
+        while pos < end:
+            i = order[pos]
+            rule = plan.rule(i)
+            pos += 1
+            if filtered and rule.note is None and rule.kernel and not all(test(kernel) for test in rule.kernel):
+                continue
             if rule.problem is not None:
-                _ignored(ev, f, rule, tokens)
-                i += 1
+                _ignored(ev, f.source, rule)
                 continue
-            if rule.goto is not None and i not in gotos:
-                note = f'{f.source}:{rule.line}: GOTO="{rule.goto}" has no matching label, ignoring'
-                if note not in out.notes:
-                    out.notes.append(note)
-            if not _matches(ev, tokens):
-                i += 1
+            if rule.note is not None and rule.note not in out.notes:
+                out.notes.append(rule.note)
+            if not _matches(ev, rule):
                 continue
-            for tok in tokens:
-                if tok.op not in MATCH_OPS:
-                    _assign(ev, tok, (f.source, rule.line))
-            i = gotos.get(i, i + 1)
+            where = (f.source, rule.line)
+            for tok in rule.assigns:
+                _assign(ev, tok, where)
+            target = gotos.get(i)
+            if target is not None:
+                pos = _first_at(order, target)  # the label line, or the first line kept after it
     return out
 
 

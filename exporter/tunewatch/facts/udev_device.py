@@ -23,20 +23,32 @@ _LINK_ATTRS = ("driver", "subsystem", "module")
 
 
 def sysattr_reader(fs: FS, rel: str):
+    # A snapshot's attributes do not change during a scan, and a rule set may test the same
+    # one on a thousand lines (ATTR{address}=="..."): each is looked up once per reader.
+    known: dict[str, str | None] = {}
+
     def read(attr: str) -> str | None:
-        if not attr or attr.startswith("/") or ".." in attr.split("/"):
-            return None
-        path = f"{rel}/{attr}"
         try:
-            if fs.readlink(path) is not None:
-                return fs.link_basename(path) if attr.rsplit("/", 1)[-1] in _LINK_ATTRS else None
-            if fs.is_dir(path):
-                return None
-            text = fs.read_text(path)
-        except TunewatchError:
-            return None
-        return None if text is None else text.rstrip("\n")
+            return known[attr]
+        except KeyError:
+            value = known[attr] = _sysattr(fs, rel, attr)
+            return value
     return read
+
+
+def _sysattr(fs: FS, rel: str, attr: str) -> str | None:
+    if not attr or attr.startswith("/") or ".." in attr.split("/"):
+        return None
+    path = f"{rel}/{attr}"
+    try:
+        if fs.readlink(path) is not None:
+            return fs.link_basename(path) if attr.rsplit("/", 1)[-1] in _LINK_ATTRS else None
+        if fs.is_dir(path):
+            return None
+        text = fs.read_text(path)
+    except TunewatchError:
+        return None
+    return None if text is None else text.rstrip("\n")
 
 
 def uevent(fs: FS, rel: str) -> dict[str, str]:

@@ -20,17 +20,23 @@ RUNTIME_RULES_DIR = "run/udev/rules.d"  # gone at the next boot
 
 
 class RulesFile(FrozenRecord):
-    __slots__ = ("source", "rules", "problem", "text")
+    __slots__ = ("source", "rules", "problem", "text", "plan")
+    _norepr = ("plan",)
     source: str
     rules: tuple[UdevRule, ...]  # dropped lines included, with their `problem`
     problem: str | None  # set: udev ignores the whole file
     text: str  # kept so boot_scripts() need not read the file again
+    plan: object  # facts.udev_plan.Plan, compiled at the first evaluation: not part of the value
 
     def __init__(self, source: str, rules: tuple[UdevRule, ...], problem: str | None = None, text: str = ""):
         self.source = source
         self.rules = rules
         self.problem = problem
         self.text = text
+        self.plan = None
+
+    def _fields(self) -> tuple:
+        return (self.source, self.rules, self.problem, self.text)
 
 
 def rules_files(fs: FS, dirs: tuple[str, ...] = RULES_DIRS) -> list[str]:
@@ -45,7 +51,8 @@ def rules_files(fs: FS, dirs: tuple[str, ...] = RULES_DIRS) -> list[str]:
 
 
 def read_rules(fs: FS) -> list[RulesFile]:
-    """The rules the next boot reads, parsed once per FS (one scan)."""
+    """The rules the next boot reads, parsed once per FS (one scan); each file's compiled
+    plan (facts/udev_plan.py) is kept with it, so it too is made once per scan."""
     return fs.derived(read_rules, lambda: _read_rules(fs))
 
 

@@ -92,6 +92,42 @@ def match_string(pattern: str, op: str, value: str | None, nocase: bool = False,
     return hit == (op == "==")
 
 
+@functools.lru_cache(maxsize=8192)  # rule sets repeat their patterns ("add", "block", "?*"...)
+def compile_match(pattern: str, op: str, nocase: bool = False, subsystem_key: bool = False):
+    """match_string() for one token, decided once: a function of the value alone. The
+    engine compiles each token once per scan and calls this per device; the choices
+    (subsystem words, empty or `?*`, alternatives split at `|`, glob or plain, case) are
+    match_string()'s, in its order."""
+    want = op == "=="
+    if subsystem_key and pattern in _SUBSYSTEM_WORDS:
+        words = _SUBSYSTEM_WORDS
+        if nocase:
+            return lambda value: ((value or "").lower() in words) == want
+        return lambda value: ((value or "") in words) == want
+    if pattern == "":
+        return lambda value: (not value) == want
+    if pattern == "?*":  # non-empty: the operator turned round
+        return lambda value: (not value) != want
+    alternatives = pattern.split("|")
+    with_empty = "" in alternatives
+    alternatives = [a for a in alternatives if a]
+    if any(c in pattern for c in _GLOB_CHARS):
+        tests = tuple(_fnmatch_regex(a, nocase).match for a in alternatives)
+
+        def glob(value: str | None) -> bool:
+            text = value or ""
+            return ((with_empty and not text) or any(t(text) is not None for t in tests)) == want
+        return glob
+    if nocase:
+        lowered = frozenset(a.lower() for a in alternatives)
+        return lambda value: ((with_empty and not value) or (value or "").lower() in lowered) == want
+    if len(alternatives) == 1 and not with_empty:
+        only = alternatives[0]
+        return lambda value: ((value or "") == only) == want
+    plain = frozenset(alternatives)
+    return lambda value: ((with_empty and not value) or (value or "") in plain) == want
+
+
 _LONG = {"devpath": "p", "number": "n", "kernel": "k", "id": "b", "driver": "d", "devnode": "N", "attr": "s",
          "sysfs": "s", "env": "E", "major": "M", "minor": "m", "result": "c", "parent": "P", "name": "D",
          "links": "L", "root": "r", "sys": "S", "tempnode": "N"}

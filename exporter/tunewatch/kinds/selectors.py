@@ -99,11 +99,21 @@ def select_interfaces(facts: Facts, scope: dict | None = None, *objects: dict | 
 
 
 def select_mounts(facts: Facts, *selectors: dict | None) -> list:
+    """The visible mounts the selectors take. Checks share a few scopes, and a host may
+    have a thousand mounts: each distinct selection is made once per scan (Facts keeps it;
+    a selector is content, not changed during a scan, so its repr is its key)."""
+    memo = getattr(facts, "selections", None)
+    key = ("mounts", repr(selectors))
+    if memo is not None and key in memo:
+        return list(memo[key])
     seen: dict[str, object] = {}
     for m in facts.mountinfo:  # the last mount on a path is the visible one
         if all(_selected(s, m, _mount_clause) for s in selectors):
             seen[m.mount_point] = m
-    return list(seen.values())
+    found = list(seen.values())
+    if memo is not None:
+        memo[key] = tuple(found)
+    return found
 
 
 def _path_exists(fs: FS, pattern: str) -> bool:

@@ -39,6 +39,7 @@ from .._record import FrozenRecord
 LINE_SIZE = 16384  # UDEV_LINE_SIZE, src/udev/udev-def.h
 _EOL = lazy(r"\r\n|\r|\n|\x00")
 _WS = " \t\n\r"
+_SKIPPED = _WS + ","  # between tokens
 _OPS = ("==", "!=", "+=", "-=", ":=", "=")
 MATCH_OPS = ("==", "!=")
 # udev-builtin.h: the builtins RUN{builtin} and IMPORT{builtin} accept (udev_builtin_lookup())
@@ -171,8 +172,32 @@ def _value(line: str, pos: int) -> tuple[str, bool, int]:
     return (_cunescape(value) if escaped else value), nocase, i + 1
 
 
+# The common token in one regular expression: blanks and commas skipped, then a key as
+# _lex() ends it (blank, `=`, `{`, or an operator's first character followed by `=`; its
+# first character no comma, so the skip cannot give one back), an optional {attr}, the operator, an
+# optional `i` prefix and a quoted value without a backslash. A token it does not take
+# (escapes, `e` prefix, errors, the end of the line) goes through _lex()'s own loop, which
+# gives the same token for what the expression takes: a distribution's thousands of lines
+# are read at regular-expression speed.
+_TOKEN_RE = (r'[ \t\n\r,]*((?:[^ \t\n\r,={+\-!:]|[+\-!:](?!=))(?:[^ \t\n\r={+\-!:]|[+\-!:](?!=))*)'
+             r'(\{[^}]*\})?[ \t\n\r]*(==|!=|\+=|-=|:=|=)[ \t\n\r]*(i?)"([^"\\]*)"')
+_TOKEN = lazy(_TOKEN_RE)
+# A whole line in one findall(): such tokens, or else a run of other characters (a run
+# at a time, so a failed try is not repeated at each of its characters). A line whose
+# other characters are only blanks and commas (those at its end) is read as _lex() reads
+# it, token after token (each part of a token ends where nothing else could follow it, so
+# the line splits into tokens one way only); any other line takes _lex(). Lines longer
+# than _FAST_LINE take _lex() too: a failed try may scan to the end of the line.
+_LINE = lazy(f"{_TOKEN_RE}|([^ \\t\\n\\r]+|[ \\t\\n\\r]+)")
+_FAST_LINE = 1024
+
+
 def _lex(line: str, pos: int) -> tuple[UdevToken | None, int]:
     """parse_line(): the next token from `pos`, or None at the end of the line."""
+    m = _TOKEN.match(line, pos)
+    if m is not None:
+        key, attr, op, prefix, value = m.groups()
+        return UdevToken(key, attr[1:-1] if attr else None, op, value, prefix == "i"), m.end()
     while pos < len(line) and line[pos] in _WS + ",":
         pos += 1
     if pos >= len(line):
@@ -313,17 +338,27 @@ def _check_token(tok: UdevToken) -> UdevToken | None:
 
 def parse_rule(line: str, n: int) -> UdevRule:
     """rule_add_line() for one logical line."""
-    tokens: list[UdevToken] = []
-    problem = label = goto = None
-    pos = 0
+    found = _LINE.findall(line) if len(line) <= _FAST_LINE else [("",) * 5 + ("x",)]
+    if all(not other.strip(_SKIPPED) for *_, other in found):  # only tokens of the common kind
+        return _rule_of([UdevToken(key, attr[1:-1] if attr else None, op, value, prefix == "i")
+                         for key, attr, op, prefix, value, other in found if not other], None, n)
+    tokens, pos, lex_problem = [], 0, None
     while True:
         try:
             tok, pos = _lex(line, pos)
         except RuleError as e:
-            problem = problem or str(e)
+            lex_problem = str(e)
             break  # udev cannot tell where the next token starts
         if tok is None:
             break
+        tokens.append(tok)
+    return _rule_of(tokens, lex_problem, n)
+
+
+def _rule_of(lexed: list[UdevToken], lex_problem: str | None, n: int) -> UdevRule:
+    tokens: list[UdevToken] = []
+    problem = label = goto = None
+    for tok in lexed:
         try:
             kept = _check_token(tok)
         except RuleError as e:
@@ -340,7 +375,7 @@ def parse_rule(line: str, n: int) -> UdevRule:
             label = kept.value  # a second LABEL replaces the first
             continue
         tokens.append(kept)
-    return UdevRule(n, tuple(tokens), problem, label, goto)
+    return UdevRule(n, tuple(tokens), problem or lex_problem, label, goto)
 
 
 def _physical_lines(text: str) -> list[str]:
