@@ -176,7 +176,9 @@ from support.snapshots import (SwitchableRoot, example, set_boot_time, set_nic_d
                                start_serves, state_report, wait_for)
 
 DASHBOARD_FILES = [REPO / "dashboards" / "tunewatch-fleet.json", REPO / "dashboards" / "tunewatch-host.json"]
-RUNBOOK = "https://github.com/tunewatch/tunewatch/blob/main/docs/runbook.md"
+from rules.test_rules import runbook_base  # noqa: E402
+
+RUNBOOK = runbook_base()
 # azure-m-rebooted per its README; all passed on azure-m-tuned
 REBOOT_FAILING = {"irqbalance-disabled", "irqbalance-disabled-persistent", "nic-queue-count", "nic-irq-affinity",
                   "nic-irq-affinity-persistent", "nic-settings-persistent"}
