@@ -9,10 +9,10 @@ hand-written HTTP stack stay?"): it serves fixed `/metrics` bytes (a `tunewatch 
 --format prometheus` output read once), `/-/healthy`, `/-/ready`, a stub `POST /-/rescan`
 (202) and nothing else. Same as serve where the comparison is about the HTTP stack:
 
-* the soft RLIMIT_NOFILE raised to the hard limit (tunewatch.listen.raise_nofile_limit);
-* the exporter-toolkit web config read by tunewatch.web.load_web_config (TLS context,
+* the soft RLIMIT_NOFILE raised to the hard limit (tunewatch.web.listen.raise_nofile_limit);
+* the exporter-toolkit web config read by tunewatch.web.config.load_web_config (TLS context,
   `http_server_config.headers`, `basic_auth_users`), and basic auth checked by
-  tunewatch.web.BasicAuth (cached verdicts, bcrypt at most 25 % of a CPU), in a thread;
+  tunewatch.web.config.BasicAuth (cached verdicts, bcrypt at most 25 % of a CPU), in a thread;
 * aiohttp's limits set to serve's: max_line_size 8 KiB, max_field_size 32 KiB (serve's
   whole header block), max_headers 100, client_max_size 64 KiB, keep-alive 120 s, the TLS
   handshake bounded by ssl_handshake_timeout (serve's --web.request-timeout, 10 s), the
@@ -34,8 +34,8 @@ import sys
 
 from aiohttp import web
 
-from tunewatch.listen import raise_nofile_limit, somaxconn
-from tunewatch.web import REALM, BasicAuth, load_web_config, parse_listen_address
+from tunewatch.web.listen import raise_nofile_limit, somaxconn
+from tunewatch.web.config import REALM, BasicAuth, load_web_config, parse_listen_address
 
 TEXT_004 = "text/plain; version=0.0.4; charset=utf-8"
 

@@ -175,7 +175,7 @@ def server_argv(name: str, port: int, tls: bool, web_config: Path, textfile: Pat
                 alt_args: list[str]) -> list[str]:
     web = ["--web.listen-address", f"127.0.0.1:{port}", *(["--web.config.file", str(web_config)] if tls else [])]
     if name == "tunewatch":
-        return [sys.executable, "-m", "tunewatch.cli", "serve", "--root", str(EXAMPLE), "--profile", PROFILE, *web]
+        return [sys.executable, "-m", "tunewatch.cli.main", "serve", "--root", str(EXAMPLE), "--profile", PROFILE, *web]
     if name == "aiohttp":
         return [alt_python, str(HERE / "alt_aiohttp_serve.py"), "--metrics-file", str(textfile / "tunewatch.prom"),
                 *web, *alt_args]
@@ -198,7 +198,7 @@ def measure(exporter: Path, scrapes: int, servers: list[str], modes: list[str], 
         work = Path(tmp)
         textfile = work / "textfile"
         textfile.mkdir()
-        done = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", str(EXAMPLE), "--profile",
+        done = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", "--root", str(EXAMPLE), "--profile",
                                PROFILE, "--format", "prometheus", "--output", str(textfile / "tunewatch.prom")],
                               capture_output=True, text=True, timeout=120, env=env)
         if done.returncode not in (0, 2):

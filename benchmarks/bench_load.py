@@ -205,7 +205,7 @@ def wait_http(proc: subprocess.Popen, port: int, path: str, timeout: float, log:
 
 
 def tunewatch(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tunewatch.cli", *args]
+    return [sys.executable, "-m", "tunewatch.cli.main", *args]
 
 
 def node_exporter_binary() -> str | None:

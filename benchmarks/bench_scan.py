@@ -70,7 +70,7 @@ def _gen():
 def record_reads(content, profile, root: str) -> tuple[list[str], list[str], int, int]:
     """Paths of the files the scan opens and the directories it lists (one traced scan, at
     the os calls, so any FS version can be measured), and the number of those calls."""
-    from tunewatch import engine
+    from tunewatch.scan import engine
     files, dirs = [], []
     real = os.open, os.scandir, os.listdir
 
@@ -159,11 +159,11 @@ def wall(argv: list[str], runs: int) -> float:
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tunewatch.cli", *args]
+    return [sys.executable, "-m", "tunewatch.cli.main", *args]
 
 
 def measure_size(gen, content, ncpu: int, work: str, runs: int) -> dict:
-    from tunewatch import engine
+    from tunewatch.scan import engine
     from tunewatch.outputs.prometheus import render
     profile = content.resolve(gen.PROFILE)
     root = gen.build(os.path.join(work, f"host{ncpu}"), ncpu)
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     import compileall
 
     import tunewatch
-    from tunewatch.content import Content
+    from tunewatch.content.catalog import Content
     # as `pip install` leaves it: bytecode compiled (PYTHONDONTWRITEBYTECODE would otherwise
     # make every CLI run compile 60 modules, ~120 ms here)
     compileall.compile_dir(os.path.dirname(tunewatch.__file__), quiet=1)
@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"CLI scan --format json of examples/azure-m-rebooted: {scan_s * 1e3:.0f} ms; python3 -c pass: "
               f"{pass_s * 1e3:.0f} ms; ratio {ratio:.2f} (target <= {CLI_TARGET:g}) {'OK' if ratio <= CLI_TARGET else 'MISSED'}")
         if args.profile_top:
-            from tunewatch import engine
+            from tunewatch.scan import engine
             root = gen.build(os.path.join(work, "profiled"), max(sizes))
             profile = content.resolve(gen.PROFILE)
             engine.scan(content, profile, root)

@@ -66,7 +66,7 @@ cpu_seconds = _load.cpu_seconds
 def child_exporter(args: argparse.Namespace) -> int:
     """Run the exporter (blocking until SIGTERM) on the requested host, as `tunewatch serve`
     does: each scan in a forked child that renders it, serve keeps the bytes."""
-    from tunewatch.serve import run_exporter
+    from tunewatch.serve.exporter import run_exporter
     if args.synthetic:
         sys.path.insert(0, str(REPO / "tests"))
         from support.scanresults import big_host
@@ -75,8 +75,8 @@ def child_exporter(args: argparse.Namespace) -> int:
         def scan():
             return result
     else:
-        from tunewatch import engine
-        from tunewatch.content import Content
+        from tunewatch.scan import engine
+        from tunewatch.content.catalog import Content
         content = Content()
         profile = content.resolve(args.profile)
 

@@ -32,10 +32,10 @@ sys.path.insert(0, str(REPO / "exporter"))
 
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from tunewatch import engine  # noqa: E402
-from tunewatch.content import Content  # noqa: E402
+from tunewatch.scan import engine  # noqa: E402
+from tunewatch.content.catalog import Content  # noqa: E402
 from tunewatch.outputs.prometheus import make_renderer  # noqa: E402
-from tunewatch.scanloop import ScanState  # noqa: E402
+from tunewatch.serve.scanloop import ScanState  # noqa: E402
 
 EXAMPLES = {"azure-m-tuned": "azure-sap-hana", "azure-m-rebooted": "azure-sap-hana",
             "vmware-vmxnet3-default": "vmware-sap-hana", "vmware-vmxnet3-tuned": "vmware-sap-hana",

@@ -44,8 +44,8 @@ VOLATILE = [
 # Runs inside the child, with the checkout's package first on sys.path.
 CHILD = r"""
 import contextlib, io, os, sys
-from tunewatch import cli
-from tunewatch.content import Content
+from tunewatch.cli import main as cli
+from tunewatch.content.catalog import Content
 examples, out = sys.argv[1], sys.argv[2]
 profiles = ["auto", *sorted(p for p in Content().profiles if p != "auto")]
 formats = sys.argv[3].split(",")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tunewatch import engine
-from tunewatch import fs as fs_module
-from tunewatch.content import Content
-from tunewatch.fs import FS
+from tunewatch.scan import engine
+from tunewatch.host import fs as fs_module
+from tunewatch.content.catalog import Content
+from tunewatch.host.fs import FS
 
 from test_scenarios import ALL, run_scenario
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tunewatch.content import Content
+from tunewatch.content.catalog import Content
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -189,7 +189,7 @@ def test_zsh_completion_script(tmp_path):
 def test_a_subcommands_own_parser_parses_as_the_whole_command_line(argv):
     """cli.build_parser(only=<command>) builds that subcommand alone (start-up, issue 22):
     every valid command line must come out the same as from the whole parser."""
-    from tunewatch import cli
+    from tunewatch.cli import main as cli
     assert cli._command_of(argv) == argv[0]
     own = vars(cli.build_parser(argv[0]).parse_args(argv))
     whole = vars(cli.build_parser().parse_args(argv))
@@ -198,8 +198,58 @@ def test_a_subcommands_own_parser_parses_as_the_whole_command_line(argv):
 
 
 def test_an_unknown_command_gets_the_whole_parsers_choices(capsys):
-    from tunewatch import cli
+    from tunewatch.cli import main as cli
     assert cli._main(["scna", "--root", "/"]) == 1
     err = capsys.readouterr().err
     assert "invalid choice:" in err and "scna" in err  # (quotes around choices differ between Pythons)
     assert all(name in err.split("choose from", 1)[1] for name in ("scan", "collect", "paths", "remediate"))
+
+
+def test_an_unknown_option_gets_the_subcommands_usage():
+    out = scan("--bogus")
+    assert out.returncode == 1
+    assert "usage: tunewatch scan " in out.stderr and "tunewatch scan: error: unrecognized arguments: --bogus" \
+        in out.stderr, out.stderr
+
+
+def test_serve_help_reads_once_and_documents_every_flag():
+    text = tunewatch("serve", "--help").stdout
+    flat = " ".join(text.split())
+    assert "a VM carrying a VM" not in flat and "every VM carrying this vSphere tag" in flat
+    for flag in ("--log.level", "--log.format"):
+        block = flat.split(f"{flag} {{", 1)[1].split("}", 1)[1].split(" --", 1)[0]
+        assert len(block.split()) >= 4, (flag, block)  # a sentence of help after the choices
+
+
+def test_a_missing_textfile_directory_is_named(tmp_path):
+    out = scan("--format", "prometheus", "--output", str(tmp_path / "absent" / "tunewatch.prom"))
+    assert out.returncode == 1
+    assert f"textfile directory does not exist: '{tmp_path / 'absent'}'" in out.stderr, out.stderr
+    assert ".tmp" not in out.stderr
+
+
+def test_a_gossfile_whose_every_test_would_be_skipped_is_refused(tmp_path):
+    """--files-in-root skips the runtime tests (they would judge this machine); on the Azure
+    example that leaves none, and goss passes a file of skipped tests: refused, no file."""
+    output = tmp_path / "goss.yaml"
+    out = tunewatch("export", "goss", "--root", EXAMPLE, "--profile", "azure-sap-hana", "--files-in-root",
+                    "--output", str(output))
+    assert out.returncode == 1 and not output.exists()
+    assert "would be skipped" in out.stderr and "irqbalance-disabled irqbalance" in out.stderr, out.stderr
+
+
+def test_the_readme_remediation_of_a_shipped_example_says_why_it_refuses(tmp_path):
+    """A shipped example records no boot id: the script says so (not "boot unknown") and
+    TUNEWATCH_FORCE=1, as the README says, applies the persistent part to a copy."""
+    copy = tmp_path / "copy"
+    shutil.copytree(EXAMPLE, copy, symlinks=True)
+    script = tmp_path / "fix.sh"
+    assert scan().returncode == 2
+    assert tunewatch("remediate", "--root", EXAMPLE, "--profile", "azure-sap-hana", "-o", str(script)).returncode == 0
+    env = {**os.environ, "TUNEWATCH_ROOT": str(copy)}
+    refused = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert refused.returncode == 3 and "the scan recorded no boot id" in refused.stderr, refused.stderr
+    assert "boot unknown" not in refused.stderr
+    forced = subprocess.run(["bash", str(script)], capture_output=True, text=True,
+                            env={**env, "TUNEWATCH_FORCE": "1"}, timeout=120)
+    assert forced.returncode == 0 and "change(s)" in forced.stdout, forced.stderr

@@ -11,12 +11,13 @@ import textwrap
 
 import pytest
 
-from tunewatch import engine
-from tunewatch.collect import collect
-from tunewatch.content import Content
+from tunewatch import results
+from tunewatch.scan import engine
+from tunewatch.scan.collect import collect
+from tunewatch.content.catalog import Content
 from tunewatch.errors import TunewatchError
 from tunewatch.facts.context import Facts
-from tunewatch.fs import FS
+from tunewatch.host.fs import FS
 from test_scenarios import ALL as SCENARIOS, run_scenario
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "snapshots", "examples")
@@ -36,7 +37,7 @@ def content() -> Content:
     return Content()
 
 
-def verdicts(result: engine.ScanResult) -> list:
+def verdicts(result: results.ScanResult) -> list:
     """Per-check status and per-object status/expected/actual/message; root and timing ignored."""
     root = result.root
     return [(r.check, r.status, [(o.object, o.status, o.expected, o.actual, o.message.replace(root, "<root>"))
@@ -136,11 +137,11 @@ def test_refuses_a_non_empty_directory(content, tmp_path):
 
 def test_cli_collect_then_scan(tmp_path):
     src, dst = os.path.join(EXAMPLES, "sas-anf"), str(tmp_path / "snap")
-    run = subprocess.run([sys.executable, "-m", "tunewatch.cli", "collect", "--root", src, dst],
+    run = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "collect", "--root", src, dst],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert "wrote" in run.stdout
-    again = subprocess.run([sys.executable, "-m", "tunewatch.cli", "collect", "--root", src, dst],
+    again = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "collect", "--root", src, dst],
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 1 and "empty" in again.stderr
 
@@ -218,8 +219,8 @@ def test_collect_never_touches_nfs_mount_points(tmp_path):
                 if any(path == m or path.startswith(m + "/") for m in MOUNTS):
                     raise RuntimeError("touched a mount point: " + path)
         sys.addaudithook(hook)
-        from tunewatch.collect import collect
-        from tunewatch.content import Content
+        from tunewatch.scan.collect import collect
+        from tunewatch.content.catalog import Content
         print(collect({str(root)!r}, {str(dst)!r}, Content(), verbose=True))
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
@@ -262,7 +263,7 @@ def test_cli_collect_summarises_skips_in_one_line_and_lists_them_with_v(tmp_path
         (root / rel).write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
 
     def run(*extra):
-        out = subprocess.run([sys.executable, "-m", "tunewatch.cli", "collect", *extra, "--root", str(root),
+        out = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "collect", *extra, "--root", str(root),
                               str(tmp_path / f"snap{len(extra)}")], capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         return [line for line in out.stderr.splitlines() if "skipped" in line]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tunewatch import cli
+from tunewatch.cli import main as cli
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -143,7 +143,7 @@ def test_content_error(case: str, tmp_path: Path, capsys) -> None:
 def test_content_error_real_process(case: str, tmp_path: Path) -> None:
     """The same through a real process: exit status 1, one line on stderr, nothing on stdout."""
     for argv in _invocations(case, tmp_path):
-        p = subprocess.run([sys.executable, "-m", "tunewatch.cli", *argv], capture_output=True, text=True, timeout=60)
+        p = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", *argv], capture_output=True, text=True, timeout=60)
         assert p.returncode == 1, p.stderr
         assert p.stdout == ""
         check_stderr(p.stderr, CASES[case])

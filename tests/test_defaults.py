@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tunewatch.content import Content, default_content_dir
+from tunewatch.content.catalog import Content, default_content_dir
 from tunewatch.errors import ContentError
 from tunewatch.facts.defaults import Defaults
 from tunewatch.facts.host import Host

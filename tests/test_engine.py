@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tunewatch import cli, engine, kinds
-from tunewatch.content import Content
-from tunewatch.waivers import Waiver
+from tunewatch import kinds
+from tunewatch.cli import main as cli
+from tunewatch.scan import engine
+from tunewatch.content.catalog import Content
+from tunewatch.content.waivers import Waiver
 from tunewatch.facts.context import Facts
-from tunewatch.fs import FS
-from tunewatch.kinds.base import ERROR, FAIL, NOTAPPLICABLE, PASS, STATUSES, WAIVED, worst
+from tunewatch.host.fs import FS
+from tunewatch.results import ERROR, FAIL, NOTAPPLICABLE, PASS, STATUSES, WAIVED, worst
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "tests" / "snapshots" / "examples"
@@ -107,7 +109,7 @@ def test_usage_and_content_errors_exit_1(capsys, tmp_path: Path) -> None:
 
 
 def test_argparse_usage_error_exits_1() -> None:
-    p = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--format", "yaml"], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", "--format", "yaml"], capture_output=True,
                        text=True, timeout=60)
     assert "invalid choice" in p.stderr
     assert p.returncode == 1
@@ -115,7 +117,7 @@ def test_argparse_usage_error_exits_1() -> None:
 
 def test_exit_codes_real_process(tmp_path: Path) -> None:
     def scan(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", *argv], capture_output=True,
+        return subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", *argv], capture_output=True,
                               text=True, timeout=60)
     ok = scan("--root", TUNED, "--profile", "azure-sap-hana")
     failing = scan("--root", REBOOTED, "--profile", "azure-sap-hana", "--format", "json")

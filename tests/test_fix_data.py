@@ -24,8 +24,9 @@ import pytest
 import yaml
 
 from test_scenarios import SCENARIOS, run_scenario
-from tunewatch import engine
-from tunewatch.content import Content
+from tunewatch import results
+from tunewatch.scan import engine
+from tunewatch.content.catalog import Content
 from tunewatch.kinds.irq_spread import _plan
 from tunewatch.outputs import prometheus as prom
 from tunewatch.outputs.report import render_json
@@ -101,7 +102,7 @@ def test_examples_json_report_has_a_fix_on_every_failing_runtime_object(tmp_path
 @pytest.mark.parametrize("directory", _fail_scenarios(), ids=lambda d: f"{d.parent.name}/{d.name}")
 def test_failing_scenario_has_fix_in_json(content, directory):
     meta, _check, result = run_scenario(content, directory)
-    scan = engine.ScanResult("scenario", str(directory / "root"), None, [result], 0.0, 0.0, "x", [], {})
+    scan = results.ScanResult("scenario", str(directory / "root"), None, [result], 0.0, 0.0, "x", [], {})
     assert _check_report(json.loads(render_json(scan))) == {directory.parent.name}
 
 

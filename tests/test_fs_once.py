@@ -9,8 +9,9 @@ import os
 
 import pytest
 
-from tunewatch import engine, fs
-from tunewatch.content import Content
+from tunewatch.scan import engine
+from tunewatch.host import fs
+from tunewatch.content.catalog import Content
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "snapshots", "examples")

@@ -63,7 +63,7 @@ def goss_binary() -> str:
 
 
 def tunewatch(*args: str, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    out = subprocess.run([*prefix, sys.executable, "-m", "tunewatch.cli", *args], capture_output=True, text=True,
+    out = subprocess.run([*prefix, sys.executable, "-m", "tunewatch.cli.main", *args], capture_output=True, text=True,
                          env=ENV, timeout=300)
     assert out.returncode in (0, 2), out.stderr
     return out
@@ -99,7 +99,7 @@ def exported(gossfile: Path) -> list[dict]:
 def _export_or_nothing(root: Path, profile: str, output: Path, extra: tuple[str, ...]) -> bool:
     """Export; False when nothing can be expressed (goss rejects `{}` with exit 78): then
     tunewatch exits 1, says so, and writes no file."""
-    out = subprocess.run([sys.executable, "-m", "tunewatch.cli", "export", "goss", "--root", str(root), "--profile",
+    out = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "export", "goss", "--root", str(root), "--profile",
                           profile, *extra, "--output", str(output)], capture_output=True, text=True, env=ENV,
                          timeout=300)
     if out.returncode == 1 and "nothing in it can be expressed as a goss test" in out.stderr:
@@ -224,7 +224,7 @@ def test_mount_options_agree_on_a_real_mount_in_a_private_mount_namespace(conten
     (content / "storage" / "tmpfs-options.yaml").write_text(TMPFS_CHECK.replace("MOUNT_POINT", re.escape(str(mount_point))))
     (content / "profiles" / "tmpfs-test.yaml").write_text(
         "id: tmpfs-test\ntitle: t\ndescription: t\nselect: [tmpfs-options]\n")
-    cli = f"{sys.executable} -m tunewatch.cli"
+    cli = f"{sys.executable} -m tunewatch.cli.main"
     args = f"--content {content} --profile tmpfs-test"
     steps = [
         f"mount -t tmpfs -o noatime,nodiratime,mode=755,size=1024k tw {mount_point}",

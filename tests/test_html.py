@@ -18,9 +18,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from tunewatch import engine
-from tunewatch.content import Content
-from tunewatch.kinds.base import Fix
+from tunewatch.scan import engine
+from tunewatch.content.catalog import Content
+from tunewatch.results import Fix
 from tunewatch.outputs.html import _fix_html, _words, render_html
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "snapshots", "examples", "azure-m-rebooted")
@@ -79,7 +79,7 @@ def result(content):
 
 def test_cli_html_is_well_formed_and_lists_every_check(result, tmp_path):
     out = tmp_path / "report.html"
-    run = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", EXAMPLE, "--profile",
+    run = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", "--root", EXAMPLE, "--profile",
                           "azure-sap-hana", "--format", "html", "--output", str(out)],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2, run.stderr  # the rebooted host fails checks
@@ -180,9 +180,10 @@ def test_identical_fixes_are_shown_once_per_nic(result, content):
         cell = _fix_html(failing[0].fix.to_dict())
         section = _section(html, "nic-irq-affinity")
         assert section.count(cell) == 1  # one fix cell for the NIC's rows (messages may name the command too)
-        assert f'rowspan="{len(failing)}"' in section
+        assert f"{len(failing)} objects of " in section and f"each of the {len(failing)}</summary>" in section
         fix_first = html.split('id="fix-first"')[1].split("</section>")[0]
-        assert fix_first.count(cell) == 1
+        command = _fix_html({"command": failing[0].fix.command})  # its note is in the check's section only
+        assert fix_first.count(command) == 1 and cell not in fix_first
 
 
 def test_fix_cell_reads_the_fix_not_the_message(result, content):
@@ -363,7 +364,7 @@ def test_console_error_detector_catches_errors(devtools, tmp_path):
 @pytest.mark.parametrize("width", [1400, 720])
 def test_chromium_renders_without_console_errors_or_broken_names(devtools, tmp_path, width):
     out = tmp_path / "report.html"
-    run = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", EXAMPLE, "--profile",
+    run = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", "--root", EXAMPLE, "--profile",
                           "azure-sap-hana", "--output-html", str(out)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2, run.stderr
     session = _load(devtools, out.as_uri(), width)
@@ -381,6 +382,9 @@ def test_chromium_renders_without_console_errors_or_broken_names(devtools, tmp_p
     sections = devtools.call("Runtime.evaluate", session, returnByValue=True,
                              expression="document.querySelectorAll('section').length")["result"]["value"]
     assert sections == 9  # fix first + 8 checks
+    height = devtools.call("Runtime.evaluate", session, returnByValue=True,
+                           expression="document.documentElement.scrollHeight")["result"]["value"]
+    assert height <= (5000 if width == 720 else 4000), f"{height}px tall at {width}px"
     shot = devtools.call("Page.captureScreenshot", session, format="png", captureBeyondViewport=True)
     png = base64.b64decode(shot["data"])
     assert png.startswith(b"\x89PNG") and len(png) > 20000

@@ -114,7 +114,7 @@ def test_wheel_ships_content_metadata_license_and_types(built):
 
 def test_target_install_scans_an_example_from_outside_the_checkout(built, tmp_path):
     target, env = built["target"], _env(built["target"])
-    where = run(sys.executable, "-c", "import tunewatch, tunewatch.content as c; print(tunewatch.__file__); "
+    where = run(sys.executable, "-c", "import tunewatch, tunewatch.content.catalog as c; print(tunewatch.__file__); "
                 "print(c.default_content_dir())", cwd=tmp_path, env=env).stdout.split()
     assert where[0].startswith(str(target)) and where[1] == str(target / "tunewatch" / "data" / "checks")
     out = tmp_path / "r.json"

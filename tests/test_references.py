@@ -9,9 +9,9 @@ import shutil
 
 import pytest
 
-from tunewatch.content import Content, default_content_dir
+from tunewatch.content.catalog import Content, default_content_dir
 from tunewatch.errors import ContentError
-from tunewatch.sources import cite, load_sources
+from tunewatch.content.references import cite, load_sources
 
 SEEDS = "/work/shared/seeds"
 

@@ -60,7 +60,7 @@ def need(tool: str) -> str:
 
 
 def tunewatch(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tunewatch.cli", *args], capture_output=True, text=True, env=ENV,
+    return subprocess.run([sys.executable, "-m", "tunewatch.cli.main", *args], capture_output=True, text=True, env=ENV,
                           check=check, timeout=120)
 
 
@@ -136,7 +136,7 @@ def case(request, tmp_path):
 
 def persistent_checks(results: dict[str, dict]) -> set[str]:
     """Failing checks judged on configuration files: the part a copy of a snapshot can prove."""
-    from tunewatch.content import Content
+    from tunewatch.content.catalog import Content
     content = Content()
     return {cid for cid, r in results.items() if r["status"] == "fail"
             and (content.checks[cid].runtime_check or content.checks[cid].kind in ("nic_settings_persistent",
@@ -387,12 +387,13 @@ def test_ansible_refuses_another_boot_and_targets_the_scanned_host(tmp_path):
 
 RUN_IN_NETNS = r"""
 import dataclasses, json, sys
-from tunewatch import engine
-from tunewatch.content import Content
+from tunewatch import results as tw_results
+from tunewatch.content.catalog import Content
 from tunewatch.facts.context import Facts
-from tunewatch.fs import FS
+from tunewatch.host.fs import FS
 from tunewatch.kinds import KINDS
-from tunewatch.kinds.base import Target, worst
+from tunewatch.kinds.base import Target
+from tunewatch.results import worst
 from tunewatch.remediate.ansible import render_ansible
 from tunewatch.remediate.bash import render_bash
 from tunewatch.remediate.hostview import HostView
@@ -417,10 +418,10 @@ results = []
 for sel in profile.checks:
     sel.vars.update(wanted[sel.check.id])
     objects = KINDS[sel.check.kind].evaluate(VethTarget(sel.check.id, sel.vars, facts, {}, {}))
-    results.append(engine.CheckResult(sel.check.id, sel.check.title, sel.check.severity, sel.check.kind,
-                                      worst(o.status for o in objects), objects))
+    results.append(tw_results.CheckResult(sel.check.id, sel.check.title, sel.check.severity, sel.check.kind,
+                                         worst(o.status for o in objects), objects))
 if script_path != "-":
-    result = engine.ScanResult(profile.id, "/", facts.host, results, 0.0, 0.0, content.digest)
+    result = tw_results.ScanResult(profile.id, "/", facts.host, results, 0.0, 0.0, content.digest)
     render = render_ansible if script_path.endswith(".yml") else render_bash
     with open(script_path, "w") as f:
         f.write(render(build_plan(HostView(result, profile, facts))))
@@ -510,7 +511,7 @@ def test_live_scan_can_select_a_veth_by_name(netns, tmp_path):
                    check=True)
 
     def scan(*extra):
-        out = subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-m", "tunewatch.cli", "scan", *extra,
+        out = subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-m", "tunewatch.cli.main", "scan", *extra,
                               "--format", "json"], capture_output=True, text=True, env=ENV, timeout=300)
         assert out.stdout, out.stderr
         return json.loads(out.stdout)

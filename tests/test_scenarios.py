@@ -16,10 +16,11 @@ import jsonschema
 import pytest
 import yaml
 
-from tunewatch import engine, kinds
-from tunewatch.content import Content, ResolvedProfile, SelectedCheck
-from tunewatch.fs import FS
-from tunewatch.kinds.base import STATUSES
+from tunewatch import kinds
+from tunewatch.scan import engine
+from tunewatch.content.catalog import Content, ResolvedProfile, SelectedCheck
+from tunewatch.host.fs import FS
+from tunewatch.results import STATUSES
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 KEYS = {"description", "check", "profile", "vars", "scope", "objects", "xfail"}

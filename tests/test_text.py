@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tunewatch import engine
-from tunewatch.content import Content
-from tunewatch.kinds.base import Fix
+from tunewatch.scan import engine
+from tunewatch.content.catalog import Content
+from tunewatch.results import Fix
 from tunewatch.outputs.text import render_text
 
 TESTS = Path(__file__).resolve().parent
@@ -56,18 +56,40 @@ def test_lines_fit_the_terminal_and_words_stay_whole(columns):
 
 
 def test_one_fix_is_shown_once_with_its_objects(result):
-    fixed = copy.deepcopy(result)
-    affinity = next(r for r in fixed.results if r.check == "nic-irq-affinity")
-    for o in affinity.objects:
-        if o.status == "fail":
-            o.fix = Fix(command=f"tunewatch_set_irq_affinity_cpulist.sh 2-31 {o.object.split('/')[0]}")
-    text = render_text(fixed, width=100)
+    """The IRQs of a NIC share one fix: one line names them by their placement data, and
+    fixes that differ only in the NIC they name are one line too ("likewise for")."""
+    text = render_text(result, width=100)
+    flat = " ".join(text.split())
+    affinity = next(r for r in result.results if r.check == "nic-irq-affinity")
     for nic in ("enP30832s1", "enP30833s2"):
-        count = sum(o.status == "fail" and o.object.startswith(nic + "/") for o in affinity.objects)
-        command = f"tunewatch_set_irq_affinity_cpulist.sh 2-31 {nic}"
-        assert text.count(command) == 1, text
-        assert f"{count} objects ({nic}: irq" in " ".join(text.split())
-    assert "... and" not in text.split("nic-irq-affinity")[1].split("\nFAIL")[0]  # two groups, nothing hidden
+        irqs = [o.irq.irq for o in affinity.objects if o.status == "fail" and o.irq.interface == nic]
+        assert f"{len(irqs)} IRQs of {nic} ({min(irqs)}-{max(irqs)})" in flat, flat
+    assert flat.count("set_irq_affinity_cpulist.sh 2-31 enP30832s1 (likewise for enP30833s2)") == 1, text
+    assert "set_irq_affinity_cpulist.sh 2-31 enP30833s2" not in flat
+    assert "... and" not in text.split("nic-irq-affinity")[1].split("\nFAIL")[0]  # nothing hidden
+
+
+def test_each_fix_is_printed_once_and_the_example_fits_a_screen():
+    """Without --verbose an object's line is its data (actual, or predicted and source),
+    not its message, which repeats the fix printed after it: 8 checks at 100 columns fit in
+    40 lines. --verbose still prints every message."""
+    run = subprocess.run([sys.executable, "-m", "tunewatch", "scan", "--root", EXAMPLE, "--profile",
+                          "azure-sap-hana", "--color", "never"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "100"}, timeout=120)
+    assert run.returncode == 2, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) <= 40, run.stdout
+    flat = " ".join(run.stdout.split())
+    for command in ("systemctl stop irqbalance", "systemctl disable --now irqbalance.service",
+                    "ethtool -L enP30832s1 combined 16"):
+        per_check = [block.count(command) for block in flat.split(" FAIL ")]
+        assert max(per_check) == 1, (command, per_check)
+    assert "after boot 32 (driver default (mlx5_core" in flat  # predicted and source, from the data
+    assert "make it persistent for enP30832s1 itself" in flat  # a persistent fix keeps its how-to
+    verbose = subprocess.run([sys.executable, "-m", "tunewatch", "scan", "--root", EXAMPLE, "--profile",
+                              "azure-sap-hana", "--color", "never", "--verbose"], capture_output=True, text=True,
+                             env={**os.environ, "COLUMNS": "100"}, timeout=120).stdout
+    assert "irqbalance is running (pid 1163); stop it" in verbose
 
 
 def test_quiet_shows_only_fail_and_error_and_brief_one_line_per_check():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tunewatch.content import Content
+from tunewatch.content.catalog import Content
 from tunewatch.outputs import xccdf
 
 TESTS = Path(__file__).resolve().parent
@@ -42,7 +42,7 @@ def scan(tmp_path_factory):
     waivers.write_text("waivers:\n  - check: irqbalance-disabled\n"
                        "    justification: irqbalance stays until the vendor case is closed\n"
                        "    expires: 2099-12-31\n")
-    run = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", str(EXAMPLE), "--profile",
+    run = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", "--root", str(EXAMPLE), "--profile",
                           "azure-sap-hana", "--waivers", str(waivers), "--format", "json", "--output",
                           str(out / "r.json"), "--output-xccdf", str(out / "r.xccdf.xml"),
                           "--report", f"arf={out / 'r.arf.xml'}"], capture_output=True, text=True, timeout=120)
@@ -119,7 +119,7 @@ def test_rule_ids_follow_xccdf_12_and_map_back_to_check_ids():
 
 def test_rule_filters_accept_xccdf_rule_ids(tmp_path):
     out = tmp_path / "r.xml"
-    run = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", str(EXAMPLE), "--profile",
+    run = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", "--root", str(EXAMPLE), "--profile",
                           "azure-sap-hana", "--rule", "xccdf_dev.tunewatch_rule_nic_queue_count",
                           "--format", "xccdf", "--output", str(out)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2, run.stderr
@@ -130,7 +130,7 @@ def test_rule_filters_accept_xccdf_rule_ids(tmp_path):
 
 def test_every_status_maps_and_still_validates(tmp_path):
     """pass, fail, error, notapplicable and waived, each on a check, in one TestResult."""
-    from tunewatch import engine
+    from tunewatch.scan import engine
     content = Content()
     result = engine.scan(content, content.resolve("azure-sap-hana"), str(EXAMPLE))
     statuses = ["pass", "fail", "error", "notapplicable", "waived"]

@@ -1,6 +1,6 @@
 """Every dashboard query against a real Prometheus that scrapes real tunewatch exporters.
 
-Layer 1: two in-process exporters (tunewatch.serve.start_exporter with the real metrics
+Layer 1: two in-process exporters (tunewatch.serve.exporter.start_exporter with the real metrics
 renderer) serving synthetic scans from tests/support/scanresults: a big compliant Azure HANA
 host and a VMware host with failing and runtime-only settings. A real Prometheus
 (tests/support/prom.py) scrapes both every second and loads rules/*.rules.yml; then every
@@ -83,8 +83,8 @@ def panel_queries() -> list[tuple[str, str]]:
 def scans():
     """(compliant big Azure host, VMware host with failures and runtime-only settings)."""
     from support import scanresults as sr
-    from tunewatch.engine import NicInfo
-    from tunewatch.kinds.base import Setting
+    from tunewatch.results import NicInfo
+    from tunewatch.results import Setting
 
     vmware = sr.result([
         sr.check("vmxnet3-rx-coalesce", [sr.obj("ens224", "pass", "25", "25", [Setting("coalesce.rx-usecs", 25, 25)])],
@@ -111,7 +111,7 @@ def live_prometheus(tmp_path_factory):
     require_binary("prometheus")
     try:
         from tunewatch.outputs.prometheus import make_renderer
-        from tunewatch.serve import start_exporter
+        from tunewatch.serve.exporter import start_exporter
     except ImportError as e:  # exporter still under construction
         pytest.skip(f"tunewatch exporter not importable yet: {e}")
     handles = []
@@ -238,7 +238,7 @@ def cli_fleet(tmp_path_factory):
 
     textfile_dir = base / "textfile"
     textfile_dir.mkdir()
-    done = subprocess.run([sys.executable, "-m", "tunewatch.cli", "scan", "--root", str(example(TEXTFILE)),
+    done = subprocess.run([sys.executable, "-m", "tunewatch.cli.main", "scan", "--root", str(example(TEXTFILE)),
                            "--profile", EXAMPLE_PROFILES[TEXTFILE], "--format", "prometheus",
                            "--output", str(textfile_dir / "tunewatch.prom")],
                           capture_output=True, text=True, timeout=60)

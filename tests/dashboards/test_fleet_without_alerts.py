@@ -2,7 +2,7 @@
 the recording rules only (no alerting rules, so no ALERTS series): they count a down
 target, a stale scan, a check that reverted after a reboot and a runtime-only setting.
 
-Exporters are in-process (tunewatch.serve.start_exporter with the real metrics renderer)
+Exporters are in-process (tunewatch.serve.exporter.start_exporter with the real metrics renderer)
 serving synthetic scans; one of them reboots while Prometheus watches (its next scan fails
 nic-queue-count with a new boot time), one has a scan two hours old, one passes
 nic-queue-count but fails nic-settings-persistent, and one target is a closed port.
@@ -50,7 +50,7 @@ def fleet(tmp_path_factory):
     from support.prom import require_binary, start_prometheus, static_job
     from support.procs import LOOPBACK, free_port
     from tunewatch.outputs.prometheus import make_renderer, render
-    from tunewatch.serve import start_exporter
+    from tunewatch.serve.exporter import start_exporter
     require_binary("prometheus")
     state, reverting, stale, runtime_only = _scans()
     handles = []

@@ -56,7 +56,7 @@ def tls_web_config(tmp_path: Path, tls_files: tuple[Path, Path], password_hash: 
 @pytest.fixture
 def start_exporter_inproc() -> Iterator[Callable[..., Any]]:
     """start_exporter on a free 127.0.0.1 port; every exporter started is stopped at teardown."""
-    from tunewatch.serve import start_exporter
+    from tunewatch.serve.exporter import start_exporter
     handles: list[Any] = []
 
     def start(scan: Callable[[], Any], render: Callable[[Any], bytes] | None = None, *, interval: float = 60.0,
@@ -78,8 +78,8 @@ def start_exporter_inproc() -> Iterator[Callable[..., Any]]:
 def child_exporter() -> Iterator[Callable[..., Any]]:
     """start_exporter in the CLI's mode (each scan in a child process killed on timeout);
     `start(scan, **ServeOptions fields)`; every exporter is stopped at teardown."""
-    from tunewatch.serve import start_exporter
-    from tunewatch.serveopts import ServeOptions
+    from tunewatch.serve.exporter import start_exporter
+    from tunewatch.serve.options import ServeOptions
     handles: list[Any] = []
 
     def start(scan: Callable[[], Any], **options: Any) -> Any:

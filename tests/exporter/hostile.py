@@ -283,7 +283,7 @@ def sigterm_probe(root: str, profile: str, hung_for: float = 2.0) -> dict:
     import sys
     import tempfile
     port = free_port()
-    argv = [sys.executable, "-m", "tunewatch.cli", "serve", "--root", root, "--profile", profile,
+    argv = [sys.executable, "-m", "tunewatch.cli.main", "serve", "--root", root, "--profile", profile,
             "--web.listen-address", f"{LOOPBACK}:{port}", "--scan.timeout", "60s"]
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)

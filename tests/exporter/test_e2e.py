@@ -3,7 +3,7 @@ basic auth) and node_exporter's textfile collector; then PromQL over the HTTP AP
 
 Two layers:
 * in-process exporters serving synthetic scans (always runnable);
-* the real CLI (`python -m tunewatch.cli serve` / `scan --format prometheus`) on the example
+* the real CLI (`python -m tunewatch.cli.main serve` / `scan --format prometheus`) on the example
   snapshots, skipped until the CLI has those commands.
 """
 
@@ -94,7 +94,7 @@ def test_prometheus_scrapes_exporter_tls_exporter_and_textfile(tmp_path, start_e
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tunewatch.cli", *args]
+    return [sys.executable, "-m", "tunewatch.cli.main", *args]
 
 
 @functools.lru_cache(maxsize=None)
@@ -109,7 +109,7 @@ def cli_has(command: str) -> bool:
 def need_cli(*commands: str) -> None:
     for command in commands:
         if not cli_has(command):
-            pytest.skip(f"`tunewatch {command}` not available yet in tunewatch.cli")
+            pytest.skip(f"`tunewatch {command}` not available yet in tunewatch.cli.main")
 
 
 def need_example(name: str) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from support.procs import LOOPBACK, ManagedProcess, free_port
-from tunewatch.httpserver import HTTPServer, Response, bind
+from tunewatch.web.server import HTTPServer, Response, bind
 
 from . import hostile
 from .conftest import PASSWORD, REPO, USER
@@ -27,7 +27,7 @@ FLOOD = 1100  # more than the 1024 descriptors the issue's serve had
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tunewatch.cli", *args]
+    return [sys.executable, "-m", "tunewatch.cli.main", *args]
 
 
 def start_serve(tmp_path: Path, nofile: tuple[int, int | None], *extra: str) -> tuple[ManagedProcess, int]:

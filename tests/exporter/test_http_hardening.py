@@ -13,7 +13,7 @@ import pytest
 from support import scanresults as sr
 from support.procs import LOOPBACK, http_get, wait_until
 from support.prom import check_metrics, find_binary
-from tunewatch.httpserver import EVICT_GRACE, HTTPServer, Response, bind
+from tunewatch.web.server import EVICT_GRACE, HTTPServer, Response, bind
 
 from .test_serve import metric
 
@@ -229,8 +229,8 @@ def test_gzip_and_openmetrics_negotiated_on_raw_requests(child_exporter):
 
 def test_telemetry_path_and_several_listen_addresses(tmp_path):
     from support.procs import free_port
-    from tunewatch.serve import start_exporter
-    from tunewatch.serveopts import ServeOptions
+    from tunewatch.serve.exporter import start_exporter
+    from tunewatch.serve.options import ServeOptions
     ports = [free_port(), free_port()]
     handle = start_exporter([f"{LOOPBACK}:{p}" for p in ports], None, good_result,
                             options=ServeOptions(telemetry_path="/probe"))

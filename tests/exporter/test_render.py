@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from support import scanresults as sr
 from support.prom import check_metrics, find_binary
 from tunewatch.outputs import prometheus as prom
-from tunewatch.scanloop import ScanState
+from tunewatch.serve.scanloop import ScanState
 
 REPO = Path(__file__).resolve().parents[2]
 STATUSES = ("pass", "fail", "error", "notapplicable", "waived")
@@ -301,12 +301,12 @@ def test_series_budget_of_the_synthetic_big_host():
 
 @pytest.fixture(scope="module")
 def content():
-    from tunewatch.content import Content
+    from tunewatch.content.catalog import Content
     return Content()
 
 
 def scan_root(content, root, profile):
-    from tunewatch import engine
+    from tunewatch.scan import engine
     return engine.scan(content, content.resolve(profile), str(root))
 
 

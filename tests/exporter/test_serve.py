@@ -16,8 +16,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from support import scanresults as sr
 from support.procs import LOOPBACK, http_get, http_request, wait_until
-from tunewatch.serve import configure_logging
-from tunewatch.web import WebConfigError, load_web_config
+from tunewatch.serve.exporter import configure_logging
+from tunewatch.web.config import WebConfigError, load_web_config
 
 from .conftest import PASSWORD, USER
 
@@ -242,7 +242,7 @@ import sys
 sys.path.insert(0, {tests!r})
 from support import scanresults as sr
 from tunewatch.outputs.prometheus import make_renderer
-from tunewatch.serve import run_exporter
+from tunewatch.serve.exporter import run_exporter
 scan = sr.result([sr.check("irqbalance-disabled", [sr.obj("irqbalance.service", "pass")])])
 sys.exit(run_exporter({address!r}, None, lambda: scan, make_renderer(), 300.0, 60.0,
                       {{"profile": "test"}}, "info", {fmt!r}))
@@ -276,7 +276,7 @@ def test_run_exporter_exits_0_promptly_on_sigterm(tmp_path, fmt):
 
 
 def test_parse_duration():
-    from tunewatch.serve import parse_duration
+    from tunewatch.serve.exporter import parse_duration
     assert [parse_duration(t) for t in ("5m", "30s", "1h30m", "500ms", "2", "1d")] == [300, 30, 5400, 0.5, 2, 86400]
     for bad in ("", "5x", "0s", "-1", "m5", "5 m"):
         with pytest.raises(ValueError):
@@ -285,15 +285,15 @@ def test_parse_duration():
 
 LAZY_IMPORTS = """
 import sys
-from tunewatch import cli
+from tunewatch.cli import main as cli
 cli.build_parser().parse_args(["scan"])
-heavy = ("bcrypt", "ssl", "tunewatch.serve", "tunewatch.web", "http.server", "prometheus_client")
+heavy = ("bcrypt", "ssl", "tunewatch.serve.exporter", "tunewatch.web.config", "http.server", "prometheus_client")
 assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]
-from tunewatch.serve import start_exporter
+from tunewatch.serve.exporter import start_exporter
 handle = start_exporter("127.0.0.1:0", None, lambda: None)
 handle.stop()
 assert "bcrypt" not in sys.modules, "plain serve imported bcrypt"
-from tunewatch.web import BasicAuth
+from tunewatch.web.config import BasicAuth
 BasicAuth(dict(u={hash!r}.encode()))
 assert "bcrypt" in sys.modules
 """

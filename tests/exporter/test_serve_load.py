@@ -40,7 +40,7 @@ def serve(tmp_path: Path, *extra: str, scheme: str = "http", ready_auth=None) ->
     if not EXAMPLE.is_dir():
         pytest.skip("example snapshot not generated")
     port = free_port()
-    process = ManagedProcess([sys.executable, "-m", "tunewatch.cli", "serve", "--root", str(EXAMPLE), "--profile",
+    process = ManagedProcess([sys.executable, "-m", "tunewatch.cli.main", "serve", "--root", str(EXAMPLE), "--profile",
                               "azure-sap-hana", "--web.listen-address", f"{LOOPBACK}:{port}", *extra],
                              tmp_path / "serve", "tunewatch").start()
     url = f"{scheme}://{LOOPBACK}:{port}"

@@ -12,8 +12,8 @@ import sys
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
-from tunewatch import engine
-from tunewatch.content import Content
+from tunewatch.scan import engine
+from tunewatch.content.catalog import Content
 from tunewatch.outputs import prometheus as prom
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "snapshots", "examples")
@@ -66,7 +66,7 @@ def test_hostile_labels_numbers_and_counters():
 
 
 def test_format_prometheus_does_not_import_prometheus_client():
-    code = ("import sys; from tunewatch.cli import _main; "
+    code = ("import sys; from tunewatch.cli.main import _main; "
             f"_main(['scan', '--root', {os.path.join(EXAMPLES, 'azure-m-rebooted')!r}, '--format', 'prometheus']); "
             "sys.stderr.write(str(sorted(m for m in sys.modules if m.startswith('prometheus_client'))))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -79,7 +79,7 @@ def test_serve_live_series_fast_path_is_the_library_text():
     byte for byte what prometheus_client writes for them."""
     import types
 
-    from tunewatch.exposition import Exposition, expose, extra_families
+    from tunewatch.serve.exposition import Exposition, expose, extra_families
 
     state = types.SimpleNamespace(first_scan_done=True, last_success=False, result=None, result_duration_seconds=1.5,
                                   result_completed_at=1.7e9, scan_in_progress=True, scans_total=7,

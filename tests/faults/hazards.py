@@ -156,7 +156,7 @@ def run_in_namespace(spec: dict) -> list[dict]:
 
 # -- the cases ------------------------------------------------------------------------
 def _tunewatch(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tunewatch.cli", *args]
+    return [sys.executable, "-m", "tunewatch.cli.main", *args]
 
 
 UNIT = "[Unit]\nDescription=pin IRQs\n[Service]\nType=oneshot\nExecStart={exec} eth0\n[Install]\nWantedBy=multi-user.target\n"
@@ -219,7 +219,7 @@ LIVE_FACTS = """
 import json
 from tunewatch.errors import TunewatchError
 from tunewatch.facts.context import Facts
-from tunewatch.fs import FS
+from tunewatch.host.fs import FS
 facts, out = Facts(FS("/")), {}
 for name in ("boot_scripts", "persisted_ethtool", "sysctl_configured"):
     try:
@@ -305,7 +305,7 @@ def _run(name: str, argv: list[str], **kw) -> dict:
 def file_cases(work: str) -> list[dict]:
     """FIFOs, a /dev/zero-like device node, huge files and a hostile cpulist in a snapshot;
     content bombs as tailoring, waivers, check, profile and schema files."""
-    from tunewatch.content import default_content_dir
+    from tunewatch.content.catalog import default_content_dir
 
     results = []
 

@@ -11,14 +11,15 @@ import sys
 
 import pytest
 
-from tunewatch import engine, hangsafe
-from tunewatch.content import Content, cache_dir
+from tunewatch.scan import engine
+from tunewatch.scan import hangsafe
+from tunewatch.content.catalog import Content, cache_dir
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "snapshots", "examples", "azure-m-rebooted")
 HEAVY = {"yaml", "jsonschema", "referencing", "ssl", "bcrypt", "http", "socketserver"}
 PROBE = """
 import sys
-from tunewatch import cli
+from tunewatch.cli import main as cli
 rc = cli.main(["scan", "--root", sys.argv[1], "--format", "json", "--output", sys.argv[2]])
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[3].split(",")))
 mine = sorted(m for m in sys.modules if m.startswith("tunewatch.") and m.split(".")[1] in ("serve", "web", "scanloop"))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from tunewatch import contentkey
-from tunewatch.content import Content, default_content_dir
+from tunewatch.content import cachekey as contentkey
+from tunewatch.content.catalog import Content, default_content_dir
 
 
 def _copy(tmp_path) -> str:

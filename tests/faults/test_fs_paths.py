@@ -9,7 +9,7 @@ import os
 import pytest
 
 from tunewatch.errors import FactError
-from tunewatch.fs import FS, VALUE_MAX_BYTES, is_network_fstype
+from tunewatch.host.fs import FS, VALUE_MAX_BYTES, is_network_fstype
 
 MOUNTINFO = ("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
              "40 22 0:50 / /opt/sas rw - nfs4 10.0.0.1:/sas rw,vers=4.1\n"

@@ -8,9 +8,10 @@ import os
 
 import pytest
 
-from tunewatch import engine, hangsafe
-from tunewatch.content import Content
-from tunewatch.fs import NETWORK_FSTYPES
+from tunewatch.scan import engine
+from tunewatch.scan import hangsafe
+from tunewatch.content.catalog import Content
+from tunewatch.host.fs import NETWORK_FSTYPES
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "snapshots", "examples", "azure-m-rebooted")
 LINE = "{id} 1 0:{id} / {point} rw,relatime - {fstype} src rw\n"
@@ -90,7 +91,7 @@ def test_local_types_are_never_network_types():
 def test_the_in_process_scan_reads_the_host_mount_table_once(tmp_path, monkeypatch, forks):
     """hangsafe reads the host's mountinfo to choose; the scan's network-mount guard takes
     those bytes instead of opening /proc/self/mountinfo again (issue 22: no file twice)."""
-    from tunewatch import fs
+    from tunewatch.host import fs
 
     info = _mountinfo(tmp_path, [("/", "ext4"), ("/proc", "proc")])
     opened = []

@@ -56,7 +56,7 @@ def test_zipapp_imports_every_dependency_on_its_python(version, tmp_path):
     pyz = artefact(f"tunewatch-{VERSION}-py{version}.pyz")
     script = tmp_path / "imports.py"
     script.write_text("import sys, bcrypt, jsonschema, prometheus_client, pyVmomi, referencing, shtab, yaml\n"
-                      "import tunewatch.cli\n"
+                      "import tunewatch.cli.main\n"
                       "print('%d.%d' % sys.version_info[:2], bcrypt.__version__)\n")
     done = run_pyz(pyz, version, tmp_path, str(script), SHIV_INTERPRETER="1")  # shiv: run a script inside
     assert done.returncode == 0, done.stderr[-2000:]

@@ -149,7 +149,7 @@ def test_garbage_inside_an_aligned_column_is_rejected(bad):
 
 
 def test_streamed_file_reads_like_text(tmp_path):
-    from tunewatch.fs import FS
+    from tunewatch.host.fs import FS
     from tunewatch.facts.irqs import read_interrupts
     (tmp_path / "proc").mkdir()
     (tmp_path / "proc" / "interrupts").write_text(AZURE.replace("\r\n", "\n"))
@@ -162,7 +162,7 @@ def test_only_the_wanted_rows_are_parsed(tmp_path):
     garbled row of another IRQ is not read, a garbled wanted row is still an error, and the
     rows read are what the whole parse gives for them, however the file is chunked."""
     from tunewatch.facts.irqs import read_interrupts
-    from tunewatch.fs import FS
+    from tunewatch.host.fs import FS
 
     garbled = AZURE.replace("  9:          0", "  9:         0x", 1)
     (tmp_path / "proc").mkdir()

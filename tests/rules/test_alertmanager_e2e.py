@@ -8,7 +8,7 @@ webhook receiver on 127.0.0.1, and must not send TuningRevertedAfterDriverUpdate
 driver did not change). The driver-update variant changes the NIC driver without a reboot
 and expects the opposite.
 
-Layer 1: in-process exporter (tunewatch.serve.start_exporter + the real renderer) with
+Layer 1: in-process exporter (tunewatch.serve.exporter.start_exporter + the real renderer) with
 synthetic scans from tests/support/scanresults.
 
 Layer 2: the real CLI, `tunewatch serve --root <tmp>/current --profile azure-sap-hana`, where
@@ -105,7 +105,7 @@ def fast_rules(directory: Path) -> list[Path]:
 
 def host_scan(rebooted: bool, boot_time: int):
     from support import scanresults as sr
-    from tunewatch.engine import NicInfo
+    from tunewatch.results import NicInfo
 
     if rebooted:  # irqbalance put the vectors everywhere, CPUs 0-1 included
         irqs = [sr.irq_obj("enP30832s1", 45 + q, [q * 3], status="fail" if q * 3 < 2 or q * 3 > 31 else "pass",
@@ -128,7 +128,7 @@ def test_reverted_after_reboot_reaches_webhook(tmp_path):
     require_binary("alertmanager")
     try:
         from tunewatch.outputs.prometheus import make_renderer
-        from tunewatch.serve import start_exporter
+        from tunewatch.serve.exporter import start_exporter
     except ImportError as e:
         pytest.skip(f"tunewatch exporter not importable yet: {e}")
 

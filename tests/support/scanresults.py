@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tunewatch.engine import CheckResult, NicInfo, ScanResult
+from tunewatch.results import CheckResult, NicInfo, ScanResult
 from tunewatch.facts.host import Host
-from tunewatch.kinds.base import IrqPlacement, ObjectResult, Setting
+from tunewatch.results import IrqPlacement, ObjectResult, Setting
 
 _RANKS = {"fail": 4, "error": 3, "waived": 2, "pass": 1, "notapplicable": 0}
 

@@ -118,7 +118,7 @@ class SwitchableRoot:
 
 
 def serve_argv(root: Path, profile: str, port: int, interval: str = "1s", *extra: str) -> list[str]:
-    return [sys.executable, "-m", "tunewatch.cli", "serve", "--root", str(root), "--profile", profile,
+    return [sys.executable, "-m", "tunewatch.cli.main", "serve", "--root", str(root), "--profile", profile,
             "--web.listen-address", f"{LOOPBACK}:{port}", "--scan.interval", interval, *extra]
 
 

@@ -11,7 +11,7 @@ import pytest
 from tunewatch.errors import FactError
 from tunewatch.facts import udev
 from tunewatch.facts.udev_device import sysfs_device
-from tunewatch.fs import FS
+from tunewatch.host.fs import FS
 
 from sysfs_tree import DEVICES, build
 

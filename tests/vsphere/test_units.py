@@ -90,7 +90,7 @@ def test_rendered_files_read_back_by_the_snapshot_parsers():
 
 
 def test_a_plain_scan_does_not_import_pyvmomi(tmp_path):
-    code = ("import sys; from tunewatch.cli import main; "
+    code = ("import sys; from tunewatch.cli.main import main; "
             f"rc = main(['scan', '--root', {str(tmp_path)!r}, '--profile', 'bigip-ve-esxi', '--format', 'json']); "
             "print('pyVmomi' in sys.modules, 'tunewatch.vsphere.client' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,

@@ -26,7 +26,7 @@ import stat
 
 from .._record import FrozenRecord
 from ..errors import TunewatchError
-from ..fs import FS
+from ..host.fs import FS
 from . import netconfig
 from .filestat import file_stat
 from .interfaces import read_interfaces

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from typing import Callable
 
 from ..errors import FactError, ParseError
-from ..fs import FS, is_network_fstype
+from ..host.fs import FS, is_network_fstype
 from .defaults import Defaults
 from ..parsers.sysctl_command import find_sysctl_runs
 

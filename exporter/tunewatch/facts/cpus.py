@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from .._record import FrozenRecord
-from ..fs import FS
+from ..host.fs import FS
 from ..parsers.cpulist import parse_cpulist
 
 

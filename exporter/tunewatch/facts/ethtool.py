@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..errors import FactError
-from ..fs import FS
+from ..host.fs import FS
 
 
 def read_ethtool(fs: FS, ifname: str) -> dict:

@@ -19,7 +19,7 @@ import stat
 
 from .._record import FrozenRecord
 from ..errors import FactError
-from ..fs import FS
+from ..host.fs import FS
 
 SIDECAR = "filestat.json"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._record import FrozenRecord
-from ..fs import FS
+from ..host.fs import FS
 from ..parsers.proc_stat import parse_btime
 from ..parsers.shellvars import parse_shell_assignments
 

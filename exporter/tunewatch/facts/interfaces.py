@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from .._record import FrozenRecord
-from ..fs import FS
+from ..host.fs import FS
 
 
 class Interface(FrozenRecord):

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
 
 from .._record import FrozenRecord
 from ..errors import FactError
-from ..fs import FS, INTERRUPTS_MAX_BYTES
+from ..host.fs import FS, INTERRUPTS_MAX_BYTES
 from ..parsers.cpulist import parse_cpulist
 from ..parsers.interrupts import Interrupts, parse_interrupt_lines, stream_rows
 

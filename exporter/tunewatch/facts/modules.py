@@ -19,7 +19,7 @@ from __future__ import annotations
 
 
 from .._record import FrozenRecord
-from ..fs import FS
+from ..host.fs import FS
 from ..parsers.modprobe import ModprobeOptions, parse_modprobe_conf, parse_modprobe_install
 from ..parsers.sysctl_command import SysctlRun, find_sysctl_runs, loads_module
 

@@ -7,7 +7,7 @@ not hang a scan. Read-ahead comes from the mount's bdi in sysfs, found by device
 from __future__ import annotations
 
 from ..errors import ParseError
-from ..fs import FS
+from ..host.fs import FS
 from ..parsers.fstab import FstabEntry, parse_fstab
 from ..parsers.mountinfo import MountInfo
 

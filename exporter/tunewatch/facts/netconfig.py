@@ -40,7 +40,7 @@ import re
 
 from .._lazyre import lazy
 from .._record import FrozenRecord
-from ..fs import FS
+from ..host.fs import FS
 from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options, suggest
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
@@ -54,17 +54,20 @@ from .services import read_unit_state
 
 
 class PersistedEthtool(FrozenRecord):
-    __slots__ = ("source", "settings", "targets", "problem")
+    __slots__ = ("source", "settings", "targets", "problem", "on_add")
     source: str
     settings: dict[str, str]
     targets: tuple[str, ...]  # interfaces the consumer applies it to
     problem: str | None  # why it applies nothing
+    on_add: bool | None  # does the consumer apply it again when the device is re-added? None: not classified
 
-    def __init__(self, source: str, settings: dict[str, str], targets: tuple[str, ...], problem: str | None = None):
+    def __init__(self, source: str, settings: dict[str, str], targets: tuple[str, ...], problem: str | None = None,
+                 on_add: bool | None = None):
         self.source = source
         self.settings = settings
         self.targets = targets
         self.problem = problem
+        self.on_add = on_add
 
 
 LINK_DIRS = ("etc/systemd/network", "run/systemd/network", "usr/local/lib/systemd/network",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from .._record import FrozenRecord
-from ..fs import FS
+from ..host.fs import FS
 from .interfaces import Interface
 
 _ARPHRD = {"1": "ether", "772": "loopback", "32": "infiniband", "65534": "none"}

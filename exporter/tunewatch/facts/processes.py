@@ -10,7 +10,7 @@ is hidden (or the snapshot holds none), and any permission error means it is inc
 from __future__ import annotations
 
 from ..errors import FactError
-from ..fs import FS
+from ..host.fs import FS
 
 
 def read_process_names(fs: FS) -> dict[int, str]:

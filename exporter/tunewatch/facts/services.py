@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 
 from .._record import FrozenRecord
-from ..fs import FS
+from ..host.fs import FS
 
 UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system", "usr/lib/systemd/system",
              "lib/systemd/system")

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from .._record import FrozenRecord
 from ..errors import FactError, ParseError
-from ..fs import FS
+from ..host.fs import FS
 from ..parsers.ini import parse_ini
 from ..parsers.sysctl_command import SysctlRun
 from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path

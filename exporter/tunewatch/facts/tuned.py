@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .._record import FrozenRecord
 from ..errors import FactError
-from ..fs import FS
+from ..host.fs import FS
 from ..parsers.ini import parse_ini
 
 _PROFILE_DIRS = ("etc/tuned", "usr/lib/tuned", "lib/tuned")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from ..errors import TunewatchError
-from ..fs import FS
+from ..host.fs import FS
 from .udev import Level, UdevDevice
 
 _LINK_ATTRS = ("driver", "subsystem", "module")

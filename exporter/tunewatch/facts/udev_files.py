@@ -12,7 +12,7 @@ An unreadable file raises (FactError): the only udev file that makes a check `er
 from __future__ import annotations
 
 from .._record import FrozenRecord
-from ..fs import FS
+from ..host.fs import FS
 from ..parsers.udev_rules import UdevRule, parse_udev_rules_file
 
 RULES_DIRS = ("etc/udev/rules.d", "usr/local/lib/udev/rules.d", "usr/lib/udev/rules.d", "lib/udev/rules.d")

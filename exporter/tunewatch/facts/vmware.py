@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..fs import FS
+from ..host.fs import FS
 from ..parsers.esxcli import parse_esxcli
 from ..parsers.vmx import VmxEntry, parse_vmx
 

@@ -7,7 +7,7 @@ or UNKNOWN) and `source` (`configured by FILE`, `driver default (...)`, `module 
 
 from __future__ import annotations
 
-from .base import UNKNOWN, ObjectResult
+from ..results import UNKNOWN, ObjectResult
 
 
 def configured_by(source: str) -> str:

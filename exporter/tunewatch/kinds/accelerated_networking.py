@@ -5,7 +5,8 @@ No VF at all is fixed on the Azure side; a VF that is there but down is fixed in
 
 from __future__ import annotations
 
-from .base import FAIL, PASS, Fix, ObjectResult, Target
+from ..results import FAIL, PASS, Fix, ObjectResult
+from .base import Target
 
 VARS_SCHEMA = {"type": "object", "additionalProperties": False,
                "properties": {"vf_drivers": {"type": "array", "items": {"type": "string"}, "minItems": 1}}}

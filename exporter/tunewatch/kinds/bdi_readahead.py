@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import ERROR, FAIL, PASS, Fix, ObjectResult, Setting, Target, per_object
+from ..results import ERROR, FAIL, PASS, Fix, ObjectResult, Setting
+from .base import Target, per_object
 
 VARS_SCHEMA = {"type": "object", "required": ["read_ahead_kb"], "additionalProperties": False,
                "properties": {"read_ahead_kb": {"type": "integer", "minimum": 0}}}

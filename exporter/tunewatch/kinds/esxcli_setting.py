@@ -11,7 +11,8 @@ is not one command (a BIOS setting); the message ends with whichever is given.
 
 from __future__ import annotations
 
-from .base import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, Setting, Target, as_number
+from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, Setting
+from .base import Target, as_number
 
 # Settings whose configured value waits for the next reboot, and the label that holds it:
 # `esxcli hardware cpu global get` shows Hyperthreading Active (now) and Hyperthreading

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..parsers.cpulist import format_cpulist
-from .base import FAIL, NOTAPPLICABLE, PASS, Fix, IrqPlacement, ObjectResult, Target, per_object
+from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, IrqPlacement, ObjectResult
+from .base import Target, per_object
 from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix
 
 VARS_SCHEMA = {"type": "object", "additionalProperties": False,

@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 
 from ._predict import complete, configured_by
-from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target
+from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
+from .base import Target
 
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
 _REGEX = {"type": "string", "format": "regex"}

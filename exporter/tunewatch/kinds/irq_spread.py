@@ -16,7 +16,8 @@ import math
 from collections import Counter
 
 from ..parsers.cpulist import format_cpulist
-from .base import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, Target, error_result
+from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, error_result
+from .base import Target
 from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix
 
 VARS_SCHEMA = {"type": "object", "additionalProperties": False, "properties": IRQ_VARS}

@@ -9,7 +9,8 @@ and default tables in the check's content before comparing. Values are compared 
 from __future__ import annotations
 
 from ..facts.mounts import fstab_entry
-from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target, per_object
+from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
+from .base import Target, per_object
 
 VARS_SCHEMA = {
     "type": "object", "required": ["options", "source"], "additionalProperties": False,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from ..facts.mounts import fstab_entry
-from .base import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting, Target, as_number, per_object
+from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
+from .base import Target, as_number, per_object
 
 VARS_SCHEMA = {
     "type": "object", "required": ["nconnect", "min_kernel"], "additionalProperties": False,

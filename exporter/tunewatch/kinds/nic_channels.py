@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import ERROR, FAIL, PASS, Fix, ObjectResult, Setting, Target, per_object
+from ..results import ERROR, FAIL, PASS, Fix, ObjectResult, Setting
+from .base import Target, per_object
 
 VARS_SCHEMA = {"type": "object", "required": ["max_queues"], "additionalProperties": False,
                "properties": {"max_queues": {"type": "integer", "minimum": 1},

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import ERROR, FAIL, PASS, Fix, ObjectResult, Setting, Target, as_number, per_object
+from ..results import ERROR, FAIL, PASS, Fix, ObjectResult, Setting
+from .base import Target, as_number, per_object
 
 VARS_SCHEMA = {"type": "object", "required": ["section", "expected"], "additionalProperties": False,
                "properties": {"section": {"enum": ["rings", "coalesce", "features", "channels"]},

@@ -11,7 +11,7 @@ import re
 from ..errors import ParseError
 from ..facts.interfaces import Interface
 from ..parsers.cpulist import parse_cpulist
-from .base import Fix
+from ..results import Fix
 
 IRQ_VARS = {
     "node": {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "nic"}],

@@ -18,7 +18,8 @@ import re
 
 from ..errors import FactError, ParseError
 from ._predict import complete, configured_by
-from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target, as_number, per_object
+from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
+from .base import Target, as_number, per_object
 
 VARS_SCHEMA = {
     "type": "object", "required": ["requirements"], "additionalProperties": False,

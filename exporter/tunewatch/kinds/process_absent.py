@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import FAIL, PASS, Fix, ObjectResult, Target
+from ..results import FAIL, PASS, Fix, ObjectResult
+from .base import Target
 
 VARS_SCHEMA = {"type": "object", "required": ["process"], "additionalProperties": False,
                "properties": {"process": {"type": "string", "minLength": 1, "maxLength": 15}}}

@@ -6,7 +6,8 @@ Judged on the unit tree the next boot reads (facts/services.py): a mask only in
 
 from __future__ import annotations
 
-from .base import FAIL, PASS, Fix, ObjectResult, Target
+from ..results import FAIL, PASS, Fix, ObjectResult
+from .base import Target
 
 VARS_SCHEMA = {"type": "object", "required": ["unit"], "additionalProperties": False,
                "properties": {"unit": {"type": "string", "pattern": r"^[\w@.:-]+\.(service|socket|timer)$"},

@@ -8,7 +8,8 @@ the wanted value, and names each one's value and source when they differ.
 from __future__ import annotations
 
 from ..errors import FactError, ParseError
-from .base import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting, Target, as_number
+from ..results import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting
+from .base import Target, as_number
 
 SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
 

@@ -3,7 +3,8 @@ tuned.service starts at boot to apply it (etc/tuned/active_profile alone applies
 
 from __future__ import annotations
 
-from .base import FAIL, PASS, Fix, ObjectResult, Target
+from ..results import FAIL, PASS, Fix, ObjectResult
+from .base import Target
 
 VARS_SCHEMA = {"type": "object", "required": ["profile"], "additionalProperties": False,
                "properties": {"profile": {"type": "string"}}}

@@ -27,7 +27,8 @@ from ..errors import ParseError, TunewatchError
 from ..facts import udev
 from ..facts.udev_device import sysattr_reader
 from ..parsers.ini import parse_ini_items
-from .base import FAIL, PASS, UNKNOWN, Fix, ObjectResult, Target, per_object
+from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
+from .base import Target, per_object
 
 VARS_SCHEMA = {
     "type": "object", "required": ["subsystem", "attribute", "value"], "additionalProperties": False,

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from ..errors import ParseError
 from ..parsers.cpulist import format_cpulist, parse_cpulist
-from .base import ERROR, FAIL, PASS, Fix, ObjectResult, Target
+from ..results import ERROR, FAIL, PASS, Fix, ObjectResult
+from .base import Target
 
 VARS_SCHEMA = {"type": "object", "required": ["avoid_cpus"], "additionalProperties": False,
                "properties": {"avoid_cpus": {"type": "string", "pattern": r"^(\d+(-\d+)?)(,\d+(-\d+)?)*$"}}}

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from .base import FAIL, PASS, Fix, ObjectResult, Target
+from ..results import FAIL, PASS, Fix, ObjectResult
+from .base import Target
 
 VARS_SCHEMA = {
     "type": "object", "required": ["options"], "additionalProperties": False,

@@ -52,11 +52,11 @@ from dataclasses import dataclass, field
 
 
 from .. import __version__
-from ..content import SelectedCheck
+from ..content.catalog import SelectedCheck
 from ..errors import ContentError, FactError, ParseError
 from ..facts.sysctl import MODPROBE_DIRS
 from ..facts.tuned import _profile_file
-from ..kinds.base import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
+from ..results import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
 from ..kinds.nfs_mount_options import normalise
 from ..remediate import targets
 from ..remediate.hostview import HostView
@@ -369,6 +369,13 @@ def render(view: HostView, files_in_root: bool = False, allow_command: bool = Fa
         reasons = "; ".join(dict.fromkeys(f"{check}: {reason}" for check, _obj, reason in x.omitted))
         raise NothingToExport(f"profile {view.result.profile}", "nothing in it can be expressed as a goss test "
                                                                 f"on this host, so no gossfile is written ({reasons})")
+    skipped = [key for tests in x.resources.values() for key, spec in tests.items() if spec.get("skip")]
+    if len(skipped) == sum(len(tests) for tests in x.resources.values()):
+        # goss passes a file whose every test is skipped: that would read as compliant
+        why = "runtime tests judge the machine goss runs on" if files_in_root else "waived in tunewatch"
+        raise NothingToExport(f"profile {view.result.profile}",
+                              f"every test goss could run here would be skipped ({why}: {', '.join(skipped)}), so "
+                              "goss would pass without checking anything; no gossfile is written")
     r = view.result
     host = r.host.hostname if r.host else "unknown host"
     head = [f"gossfile exported by tunewatch {__version__} for {host}: profile {r.profile}, root {r.root}",

@@ -5,8 +5,8 @@ ordered worst first. Checks that need action (fail, error) come before the other
 each group the order is severity (high, medium, low), then status, then content order.
 
 A failing object's fix is data (`fix`: command, file + change, note; never parsed from the
-message). Objects of one NIC with the same fix (36 IRQs, one command) share one fix cell,
-so the command is shown once per NIC. Passing objects fold into a <details>. The "fix first"
+message). Objects of one NIC with the same fix (36 IRQs, one command) share one row, so the
+command is shown once per NIC; each object's value is behind a <details>. Passing objects fold into a <details>. The "fix first"
 list says how to get every fix as a script or playbook (`tunewatch remediate`).
 
 References name the article (title, publisher, date; linked when the URL is known). Runbook
@@ -27,8 +27,8 @@ import json
 import shlex
 from html import escape
 
-from ..engine import ScanResult
-from ..sources import cite
+from ..results import ScanResult
+from ..content.references import cite
 from . import runbook as runbook_md
 from .report import to_dict
 
@@ -135,8 +135,13 @@ def _nic(obj: str) -> str:
     return obj.split("/", 1)[0]  # "eth1/irq45" belongs to eth1
 
 
+def _waiver(obj: dict) -> str:
+    return f' <em>(waiver {escape(str(obj["waiver"]))})</em>' if obj.get("waiver") else ""
+
+
 def _object_rows(objects: list[dict], with_fix: bool = True) -> str:
-    """Rows of the objects that are not passing; one fix cell per run of (NIC, fix)."""
+    """One row per object, or per run of objects of one NIC that share one fix (its
+    command once); the run's objects and their values are listed behind a <details>."""
     rows = []
     keyed = sorted(objects, key=lambda o: (_ORDER.get(o["status"], 9), _nic(str(o["object"])), _fix_key(o)))
     i = 0
@@ -147,17 +152,28 @@ def _object_rows(objects: list[dict], with_fix: bool = True) -> str:
         while (j < len(keyed) and fix and keyed[j]["status"] == o["status"]
                and _nic(str(keyed[j]["object"])) == _nic(str(o["object"])) and _fix_key(keyed[j]) == _fix_key(o)):
             j += 1
-        for k, obj in enumerate(keyed[i:j]):
-            waiver = f' <em>(waiver {escape(str(obj["waiver"]))})</em>' if obj.get("waiver") else ""
-            fix_cell = ""
-            if k == 0 and with_fix:
-                span = f' rowspan="{j - i}"' if j - i > 1 else ""
-                many = f'<br><small>{j - i} objects of {_name(_nic(str(o["object"])))}</small>' if j - i > 1 else ""
-                fix_cell = f'<td class="fix" data-label="fix"{span}>' + (f"{_fix_html(fix)}{many}" if fix else "") + "</td>"
+        run = keyed[i:j]
+        fix_cell = ""
+        if with_fix:
+            fix_cell = '<td class="fix" data-label="fix">' + (_fix_html(fix) if fix else "") + "</td>"
+        if len(run) == 1:
+            obj = run[0]
             rows.append(f'<tr><td>{_name(str(obj["object"]))}</td><td>{_badge(obj["status"])}</td>'
                         f'<td class="val" data-label="expected">{_words(str(obj["expected"]))}</td>'
                         f'<td class="val" data-label="actual">{_words(str(obj["actual"]))}</td>'
-                        f'<td data-label="finding">{_words(str(obj["message"]))}{waiver}</td>{fix_cell}</tr>')
+                        f'<td data-label="finding">{_words(str(obj["message"]))}{_waiver(obj)}</td>{fix_cell}</tr>')
+        else:  # one row for the run (36 IRQs of a NIC, one fix); each object's value behind <details>
+            leaves = [str(obj["object"]).partition("/")[2] or str(obj["object"]) for obj in run]
+            each = "".join(f'<li>{_name(str(obj["object"]))}: {_words(str(obj["actual"]))}{_waiver(obj)}</li>'
+                           for obj in run)
+            rows.append(f'<tr><td>{len(run)} objects of {_name(_nic(str(o["object"])))} '
+                        f'<small>({_name(leaves[0])} &hellip; {_name(leaves[-1])})</small></td>'
+                        f'<td>{_badge(o["status"])}</td>'
+                        f'<td class="val" data-label="expected">{_words(str(o["expected"]))}</td>'
+                        f'<td class="val" data-label="actual">{_words(str(o["actual"]))} <small>(the first)</small></td>'
+                        f'<td data-label="finding">{_words(str(o["message"]))}'
+                        f'<details><summary>each of the {len(run)}</summary><ul>{each}</ul></details></td>'
+                        f'{fix_cell}</tr>')
         i = j
     return "\n".join(rows)
 
@@ -171,13 +187,14 @@ def _table(rows: str, fix_column: bool = True) -> str:
 def _about(check, runbook: str | None, cid: str, sections: dict[str, str]) -> str:
     parts = []
     if check is not None:
-        parts.append(f"<p>{_words(check.description)}</p>")
-        parts.append(f"<p><strong>Why:</strong> {_words(check.rationale)}</p>")
         refs = []
         for ref in check.references:
             text = _words(cite(ref))
             refs.append(f'<li><a href="{escape(ref["url"])}">{text}</a></li>' if ref.get("url") else f"<li>{text}</li>")
-        parts.append(f"<p><strong>References:</strong></p><ul>{''.join(refs)}</ul>")
+        # what the check wants, why and its sources: folded, so the findings stay near the top
+        parts.append(f"<details><summary>What, why and references</summary><p>{_words(check.description)}</p>"
+                     f"<p><strong>Why:</strong> {_words(check.rationale)}</p>"
+                     f"<p><strong>References:</strong></p><ul>{''.join(refs)}</ul></details>")
     if runbook:
         parts.append(f'<p><a href="{escape(runbook)}#{escape(cid)}">Runbook: how to fix {_name(cid)} '
                      "now and across reboots</a></p>")
@@ -225,7 +242,9 @@ def _fix_first(results: list[dict], runbook: str | None, d: dict) -> str:
                 nics = fixes.setdefault(_fix_key(o), (o["fix"], []))[1]
                 if _nic(str(o["object"])) not in nics:
                     nics.append(_nic(str(o["object"])))
-        fix_html = "".join(f"<li>{_fix_html(f)} <small>({', '.join(_name(n) for n in nics)})</small></li>"
+        # the command or file of each fix; its note is in the check's own section
+        fix_html = "".join(f"<li>{_fix_html({k: v for k, v in f.items() if k != 'note'} if len(f) > 1 else f)} "
+                           f"<small>({', '.join(_name(n) for n in nics)})</small></li>"
                            for f, nics in fixes.values())
         link = f' &middot; <a href="{escape(runbook)}#{escape(r["check"])}">runbook</a>' if runbook else ""
         items.append(f'<li><span class="sev sev-{escape(r["severity"])}">{escape(r["severity"])}</span> '

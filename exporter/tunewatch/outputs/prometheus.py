@@ -334,9 +334,12 @@ def write_textfile(path: str, text: str) -> None:
 
     The temp name does not end in .prom, so the textfile collector never reads a partial file.
     """
+    import errno
     import tempfile
 
     directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):  # else mkstemp names its own temp file, not the directory
+        raise FileNotFoundError(errno.ENOENT, "textfile directory does not exist", directory)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
         os.fchmod(fd, 0o644)

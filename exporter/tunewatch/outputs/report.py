@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..engine import ScanResult
+from ..results import ScanResult
 
 
 def to_dict(result: ScanResult) -> dict:

@@ -17,7 +17,7 @@ _CODE = re.compile(r"`([^`]+)`")
 
 
 def runbook_path() -> str | None:
-    from ..content import shipped_dir
+    from ..content.catalog import shipped_dir
     docs = shipped_dir("docs")
     path = os.path.join(docs, "runbook.md") if docs else None
     return path if path and os.path.isfile(path) else None

@@ -2,17 +2,17 @@
 
 Lines wrap at the terminal width (shutil.get_terminal_size, which honours COLUMNS) at word
 boundaries only, continuation lines indented under their text. Failing objects that share
-one fix (36 IRQs of a NIC, one command) are shown once, with the objects the fix covers;
-objects without a `fix` show their message. Checks that do not apply fold into one line.
+one fix (36 IRQs of a NIC, one command) are one line naming them ("36 IRQs of eth1:
+59-94") with the finding from the result's data (actual, or predicted and source) and the
+fix once; `verbose` shows every object with its whole message and fix. Checks that do not apply fold into one line.
 `quiet` keeps fail and error only; `brief` prints one line per check. The summary line is
 always last, so `tail -1` is the verdict.
 """
 
 from __future__ import annotations
 
-import json
 
-from ..engine import ScanResult
+from ..results import ScanResult
 
 MAX_GROUPS = 8  # per check, without verbose
 MAX_NAMES = 12  # object names listed for one fix
@@ -36,7 +36,7 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
 
-def _fix_text(fix) -> str:
+def _fix_text(fix, note: bool = True) -> str:
     if fix is None:
         return ""
     parts = []
@@ -46,13 +46,25 @@ def _fix_text(fix) -> str:
         parts.append(f"in {fix.file}: {fix.change}" if fix.change else f"edit {fix.file}")
     elif fix.change:
         parts.append(fix.change)
-    if fix.note:
+    if fix.note and (note or not parts):
         parts.append(fix.note)
     return "; ".join(parts)
 
 
+def _span(numbers: list[int]) -> str:
+    """59, 61, 63 ... 94 as "59-94"; one number alone."""
+    low, high = min(numbers), max(numbers)
+    return str(low) if low == high else f"{low}-{high}"
+
+
 def _names(objects) -> str:
-    """eth1/irq45, eth1/irq46 ... as "eth1: irq45, irq46" (the NIC once)."""
+    """Which objects a line stands for. IRQs (their `irq` placement data) read "19 IRQs of
+    eth1 (59-94)"; other objects eth1/irq45, eth1/irq46 as "eth1: irq45, irq46"."""
+    if len(objects) > 1 and all(o.irq is not None for o in objects):
+        by_nic: dict[str, list[int]] = {}
+        for o in objects:
+            by_nic.setdefault(o.irq.interface, []).append(o.irq.irq)
+        return "; ".join(f"{len(irqs)} IRQs of {nic} ({_span(irqs)})" for nic, irqs in by_nic.items())
     by_base: dict[str, list[str]] = {}
     for o in objects:
         base, sep, leaf = o.object.partition("/")
@@ -66,32 +78,77 @@ def _names(objects) -> str:
     return "; ".join(parts)
 
 
-def _groups(objects):
-    """(status, fix text, objects) in first-seen order; objects without a fix stay alone."""
+def _finding(o) -> str:
+    """One object's finding from its data: the value now or, for a `-persistent` check,
+    after the next boot and where it comes from; then what was expected."""
+    found = f"after boot {o.predicted} ({o.source})" if o.predicted is not None and o.source else o.actual
+    return f"{found}; expected {o.expected}" if o.expected else found
+
+
+def _owner(o) -> str:
+    """The name a fix spells for this object: its NIC for an IRQ, else the object's first part."""
+    return o.irq.interface if o.irq is not None else o.object.partition("/")[0]
+
+
+def _short_fix(o) -> str:
+    """The fix without its note, but with it where the note is the fix: a boot-predicted
+    (`-persistent`) object whose fix names no file says in its note how to make it persist."""
+    return _fix_text(o.fix, note=o.predicted is not None and o.fix is not None and not o.fix.file)
+
+
+def _groups(objects, verbose: bool):
+    """(status, objects) in first-seen order. With verbose, objects that share one whole fix
+    (the IRQs of one NIC) are one group and any other object stays alone. Without it,
+    objects are one group when their fixes differ only in the name of the object they fix
+    (`ethtool -L eth1 ...`, `ethtool -L eth2 ...`), or, without a fix, when their messages
+    are the same."""
     groups: dict[tuple, list] = {}
     for n, o in enumerate(objects):
-        fix = _fix_text(o.fix)
-        key = (o.status, json.dumps(o.fix.to_dict(), sort_keys=True)) if fix else (o.status, n)
+        fix = _fix_text(o.fix) if verbose else _short_fix(o)
+        if verbose:
+            key: tuple = (o.status, fix) if fix else (o.status, n)
+        elif fix:
+            owner = _owner(o)
+            key = (o.status, fix.replace(owner, "\0") if owner else fix)
+        else:
+            key = (o.status, o.message)
         groups.setdefault(key, []).append(o)
-    return [(key[0], _fix_text(objs[0].fix), objs) for key, objs in groups.items()]
+    return [(key[0], objs) for key, objs in groups.items()]
+
+
+def _group_text(objs, verbose: bool) -> tuple[str, str]:
+    """The line for a group and its fix line."""
+    first = objs[0]
+    if verbose:  # every object's whole message, as the JSON report has it
+        text = first.message if len(objs) == 1 else f"{len(objs)} objects ({_names(objs)}), e.g. {first.message}"
+        return text, _fix_text(first.fix)
+    fix = _short_fix(first)
+    if not fix:  # nothing repeats it: the message says what was found and why (an error's cause)
+        return (first.message if len(objs) == 1 else f"{_names(objs)}: {first.message}"), ""
+    same = len({_finding(o) for o in objs}) == 1
+    text = f"{_names(objs)}: {_finding(first)}" if same else \
+        f"{_names(objs)}, e.g. {first.object}: {_finding(first)}"
+    others = list(dict.fromkeys(_owner(o) for o in objs if _owner(o) != _owner(first)))
+    if fix and others and _owner(first) in fix:
+        fix += f" (likewise for {', '.join(others)})"
+    return text, fix
 
 
 def _object_lines(r, width: int, verbose: bool, paint) -> list[str]:
     shown = [o for o in r.objects if verbose or o.status != "pass"]
-    groups = _groups(shown)
+    groups = _groups(shown, verbose)
     lines = []
     detail = _OBJ_INDENT + " " * _OBJ_STATUS
-    for status, fix, objs in groups if verbose else groups[:MAX_GROUPS]:
+    for status, objs in groups if verbose else groups[:MAX_GROUPS]:
         label = status.ljust(_OBJ_STATUS - 1) + " "
-        first = _OBJ_INDENT + label
-        text = objs[0].message if len(objs) == 1 else f"{len(objs)} objects ({_names(objs)}), e.g. {objs[0].message}"
-        body = _wrap(text, width, first, detail)
+        text, fix = _group_text(objs, verbose)
+        body = _wrap(text, width, _OBJ_INDENT + label, detail)
         body[0] = _OBJ_INDENT + paint(label.rstrip(), status) + body[0][len(_OBJ_INDENT) + len(status):]
         lines += body
         if fix:
             lines += _wrap(f"fix: {fix}", width, detail, detail + "     ")
     if not verbose and len(groups) > MAX_GROUPS:
-        rest = sum(len(objs) for _s, _f, objs in groups[MAX_GROUPS:])
+        rest = sum(len(objs) for _s, objs in groups[MAX_GROUPS:])
         lines += _wrap(f"... and {rest} more object(s) (--verbose or --format json lists all)", width,
                        detail, detail)
     return lines

@@ -30,8 +30,8 @@ import os
 import xml.etree.ElementTree as ET
 
 from .. import __version__
-from ..engine import CheckResult, ScanResult
-from ..sources import cite
+from ..results import CheckResult, ScanResult
+from ..content.references import cite
 
 XCCDF = "http://checklists.nist.gov/xccdf/1.2"
 ARF = "http://scap.nist.gov/schema/asset-reporting-format/1.1"

@@ -14,8 +14,10 @@ import yaml
 
 from .. import __version__
 from .irqpin import IRQ_FUNCTION
-from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note,
-                    PinIrqs, Plan, WriteFile, change_lines)
+from .steps import (
+    MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note, PinIrqs,
+    Plan, WriteFile, change_lines,
+)
 
 ROOT = "{{ tunewatch_root }}"
 LIVE = "tunewatch_root == ''"

@@ -18,8 +18,10 @@ import shlex
 
 from .. import __version__
 from .irqpin import IRQ_FUNCTION
-from .steps import (MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note,
-                    PinIrqs, Plan, WriteFile, change_lines)
+from .steps import (
+    MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note, PinIrqs,
+    Plan, WriteFile, change_lines,
+)
 
 GUARD = r'''
 # The scan saw one host at one boot: runtime values and IRQ numbers belong to that boot, and
@@ -31,9 +33,12 @@ if [ "${TUNEWATCH_FORCE:-0}" != 1 ]; then
     if [ "$tw_here_host" != "$TW_SCAN_HOST" ]; then
         tw_refuse "written for host $TW_SCAN_HOST, this is ${tw_here_host:-unknown}"
     fi
-    if [ -z "$TW_SCAN_BOOT" ] || [ "$tw_here_boot" != "$TW_SCAN_BOOT" ]; then
-        tw_refuse "written for boot ${TW_SCAN_BOOT:-unknown} of $TW_SCAN_HOST, this is boot ${tw_here_boot:-unknown}:" \
-            "the host rebooted since the scan (or the scan recorded no boot id); scan it again"
+    if [ -z "$TW_SCAN_BOOT" ]; then
+        tw_refuse "the scan recorded no boot id (its root has no proc/sys/kernel/random/boot_id, as a shipped" \
+            "example), so this cannot be shown to be the boot it scanned; scan the host itself"
+    elif [ "$tw_here_boot" != "$TW_SCAN_BOOT" ]; then
+        tw_refuse "written for boot $TW_SCAN_BOOT of $TW_SCAN_HOST, this is boot ${tw_here_boot:-unknown}:" \
+            "the host rebooted since the scan; scan it again"
     fi
 fi
 '''

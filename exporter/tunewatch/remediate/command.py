@@ -23,7 +23,7 @@ def run(args, load) -> int:
     from .ansible import render_ansible
     from .bash import render_bash
     from .plan import build_plan
-    from ..rootcheck import check_root
+    from ..host.rootcheck import check_root
     content, profile, waivers = load(args)
     check_root(args)
     plan = build_plan(scan_host(content, profile, args.root, waivers))

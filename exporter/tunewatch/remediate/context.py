@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..kinds.base import FAIL, Target
+from ..results import FAIL
+from ..kinds.base import Target
 from .hostview import HostView
 
 

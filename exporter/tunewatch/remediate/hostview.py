@@ -10,16 +10,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .. import engine
-from ..content import ResolvedProfile, SelectedCheck
+from .. import results
+from ..scan import engine
+from ..content.catalog import ResolvedProfile, SelectedCheck
 from ..errors import ContentError
 from ..facts.context import Facts
-from ..fs import FS
+from ..host.fs import FS
 
 
 @dataclass
 class HostView:
-    result: engine.ScanResult
+    result: results.ScanResult
     profile: ResolvedProfile
     facts: Facts
 

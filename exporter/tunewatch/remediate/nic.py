@@ -21,7 +21,9 @@ from ..parsers.shellvars import parse_shell_assignments
 from ..kinds.nic_irqs import allowed_cpus
 from .context import Context, _failed, _show
 from .irqpin import IRQ_SCRIPT_TEXT
-from .steps import MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, IniSet, Note, PinIrqs, Step, WriteFile
+from .steps import (
+    MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, IniSet, Note, PinIrqs, Step, WriteFile,
+)
 
 ETHTOOL = "/usr/sbin/ethtool"
 SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import FactError, ParseError
-from ..kinds.base import FAIL
+from ..results import FAIL
 from .hostview import HostView
 from .steps import MANUAL, Command, Note, Plan, Step
 from .templates import TEMPLATES, Context, fstab_steps

@@ -58,7 +58,7 @@ class StaticSource:
 
 def scan_vm(content, profile, files: Files, vm_name: str, waivers=None):
     """One VM judged from its vSphere files alone (an empty root: nothing of this host)."""
-    from .. import engine
+    from ..scan import engine
     root = tempfile.mkdtemp(prefix="tunewatch-vsphere-")
     try:
         vmware_facts.use_source(StaticSource(files, identity_files(vm_name)))
@@ -172,7 +172,7 @@ def render_output(fleet: FleetResult, detail: bool = False):
     from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
     from ..outputs.report import to_dict
-    from ..scanjob import OPENMETRICS_EOF, ScanOutput, _Families
+    from ..serve.scanjob import OPENMETRICS_EOF, ScanOutput, _Families
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Families(families(fleet)))
     openmetrics = generate_openmetrics(registry)

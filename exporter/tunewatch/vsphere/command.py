@@ -28,13 +28,13 @@ def add_arguments(p, command: str) -> None:
     p.add_argument("--vsphere.config", dest="vsphere_config", metavar="FILE",
                    help="read the VMX and ESXi facts from vCenter/ESXi: YAML with url, username, password_file, "
                         "ca_file, insecure_skip_verify, timeout (docs/vsphere.md)")
-    tag_help = ("a VM carrying this vSphere tag (TAG in any category, or CATEGORY/TAG; read over the vSphere "
-                "Automation REST API; repeatable)")
+    tag_help = ("this vSphere tag (TAG in any category, or CATEGORY/TAG; read over the vSphere Automation REST "
+                "API; repeatable)")
     if command == "scan":
         p.add_argument("--vsphere.vm", dest="vsphere_vm", metavar="NAME",
                        help="judge this VM (name or glob matching exactly one) from vSphere facts alone")
         p.add_argument("--vsphere.tag", dest="vsphere_tag", action="append", default=[], metavar="CATEGORY/TAG",
-                       help=f"judge {tag_help}; with --vsphere.vm the VMs either selects; it must be exactly one")
+                       help=f"judge a VM carrying {tag_help}; with --vsphere.vm the VMs either selects; it must be exactly one")
     elif command == "serve":
         p.add_argument("--vsphere.vm", dest="vsphere_vm", action="append", default=[], metavar="GLOB",
                        help="central mode: export the VMX/ESXi checks of every VM whose name (or, for a GLOB with "
@@ -146,7 +146,7 @@ def collect_files(args, root: str) -> tuple[dict | None, bool]:
     cfg = _config(args)
     if cfg is None:
         return None, True
-    from ..fs import FS
+    from ..host.fs import FS
     from .source import Unreadable, VsphereSource
     files = VsphereSource(cfg).overlay(FS(root)).files
     bad = sorted({v.message for v in files.values() if isinstance(v, Unreadable)})

@@ -20,7 +20,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 
 from ..errors import ContentError
-from ..yamlsrc import load_yaml
+from ..content.yamlsrc import load_yaml
 
 DEFAULT_TIMEOUT = 10.0
 KEYS = ("url", "username", "password_file", "ca_file", "insecure_skip_verify", "timeout")
@@ -100,7 +100,7 @@ def load_config(path: str, env: dict[str, str] | None = None) -> VsphereConfig:
         raise doc.error(f"ca_file: {ca_file} is not a file", "/ca_file")
     timeout = DEFAULT_TIMEOUT
     if "timeout" in data:
-        from ..serveopts import parse_duration
+        from ..serve.options import parse_duration
         try:
             timeout = parse_duration(data["timeout"])
         except ValueError as e:

@@ -81,8 +81,10 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scan.interval", dest="scan_interval", default="5m", help="time between scans (default: 5m)")
     p.add_argument("--scan.timeout", dest="scan_timeout", default="60s",
                    help="a scan running longer is killed and reported as failed (default: 60s)")
-    p.add_argument("--log.level", dest="log_level", default="info", choices=("debug", "info", "warn", "error"))
-    p.add_argument("--log.format", dest="log_format", default="logfmt", choices=("logfmt", "json"))
+    p.add_argument("--log.level", dest="log_level", default="info", choices=("debug", "info", "warn", "error"),
+                   help="only log messages with this severity or above (default: %(default)s)")
+    p.add_argument("--log.format", dest="log_format", default="logfmt", choices=("logfmt", "json"),
+                   help="output format of log messages, on stderr (default: %(default)s)")
 
 
 def options_from_args(args: argparse.Namespace) -> ServeOptions:

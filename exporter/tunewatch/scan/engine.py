@@ -10,114 +10,21 @@ from __future__ import annotations
 import os
 import time
 
-from . import __version__, kinds
-from ._record import FrozenRecord, Record
-from .content import Content, ResolvedProfile, SelectedCheck
-from .errors import FactError, ParseError
-from .kinds._predict import complete as complete_prediction
-from .kinds.base import ERROR, FAIL, NOTAPPLICABLE, STATUSES, ObjectResult, Target, worst
-from .selectors import condition_holds, select_interfaces
+from .. import kinds
+from ..content.catalog import Content, ResolvedProfile, SelectedCheck
+from ..errors import FactError, ParseError
+from ..kinds._predict import complete as complete_prediction
+from ..kinds.base import Target
+from ..kinds.selectors import condition_holds, select_interfaces
+from ..results import ERROR, NOTAPPLICABLE, CheckResult, NicInfo, ObjectResult, ScanResult, worst
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
-    from .facts.context import Facts
-    from .facts.host import Host
+    from ..facts.context import Facts
+    from ..facts.host import Host
     import datetime as dt  # at run time only with waivers (issue 22)
-    from .waivers import Waiver
+    from ..content.waivers import Waiver
     from typing import Callable
-
-EXIT_OK, EXIT_CONTENT, EXIT_FAILED = 0, 1, 2
-
-
-class CheckResult(Record):
-    __slots__ = ("check", "title", "severity", "kind", "status", "objects", "runtime_check")
-    check: str
-    title: str
-    severity: str
-    kind: str
-    status: str
-    objects: list[ObjectResult]
-    runtime_check: str | None
-
-    def __init__(self,
-                 check: str, title: str, severity: str, kind: str, status: str, objects: list[ObjectResult],
-                 runtime_check: str | None = None):
-        self.check = check
-        self.title = title
-        self.severity = severity
-        self.kind = kind
-        self.status = status
-        self.objects = objects
-        self.runtime_check = runtime_check
-
-
-class NicInfo(FrozenRecord):
-    """Driver identity of an in-scope NIC; a change means a driver or firmware update."""
-    __slots__ = ("interface", "driver", "version", "firmware", "bus")
-    interface: str
-    driver: str
-    version: str
-    firmware: str
-    bus: str
-
-    def __init__(self, interface: str, driver: str, version: str, firmware: str, bus: str):
-        self.interface = interface
-        self.driver = driver
-        self.version = version
-        self.firmware = firmware
-        self.bus = bus
-
-
-class ScanResult(Record):
-    __slots__ = ("profile", "root", "host", "results", "started_at", "duration_seconds", "content_digest", "nics",
-                 "numa_node_cpus", "cpu_node", "tool", "version", "timed_out")
-    profile: str
-    root: str
-    host: Host | None
-    results: list[CheckResult]
-    started_at: float
-    duration_seconds: float
-    content_digest: str
-    nics: list[NicInfo]
-    numa_node_cpus: dict[int, int]
-    cpu_node: dict[int, int]  # online CPU -> its NUMA node
-    tool: str
-    version: str
-    timed_out: bool  # the scan was abandoned at its timeout (see scan_with_watchdog)
-
-    def __init__(self,
-                 profile: str, root: str, host: Host | None, results: list[CheckResult], started_at: float,
-                 duration_seconds: float, content_digest: str, nics: list[NicInfo] | None = None,
-                 numa_node_cpus: dict[int, int] | None = None, cpu_node: dict[int, int] | None = None,
-                 tool: str = "tunewatch", version: str = __version__, timed_out: bool = False):
-        self.profile = profile
-        self.root = root
-        self.host = host
-        self.results = results
-        self.started_at = started_at
-        self.duration_seconds = duration_seconds
-        self.content_digest = content_digest
-        self.nics = [] if nics is None else nics
-        self.numa_node_cpus = {} if numa_node_cpus is None else numa_node_cpus
-        self.cpu_node = {} if cpu_node is None else cpu_node
-        self.tool = tool
-        self.version = version
-        self.timed_out = timed_out
-
-    @property
-    def summary(self) -> dict[str, int]:
-        counts = dict.fromkeys(STATUSES, 0)
-        for r in self.results:
-            counts[r.status] += 1
-        return counts
-
-    @property
-    def compliant(self) -> bool:
-        return not any(r.status in (FAIL, ERROR) for r in self.results)
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_OK if self.compliant else EXIT_FAILED
 
 
 def _module_params(profile: ResolvedProfile) -> dict[str, str]:
@@ -188,8 +95,8 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
     read after the deadline: checks that still need one get an `error` result saying the
     scan timed out. `on_result` sees each check's result as soon as it is decided.
     `host_mountinfo`: the scanning host's /proc/self/mountinfo, already read this scan."""
-    from .facts.context import Facts  # here, not at import: every fact reader and parser comes with it
-    from .fs import FS
+    from ..facts.context import Facts  # here, not at import: every fact reader and parser comes with it
+    from ..host.fs import FS
 
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -198,7 +105,7 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
     for sel in profile.checks:
         result = evaluate_check(sel, facts, profile.scope)
         if waivers:
-            from .waivers import apply_waivers
+            from ..content.waivers import apply_waivers
 
             if today is None:
                 import datetime as dt

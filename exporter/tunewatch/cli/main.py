@@ -9,10 +9,12 @@ import argparse
 import os
 import sys
 
-from . import __version__, engine
-from .content import Content, did_you_mean
-from .errors import ContentError, TunewatchError
-from .rootcheck import check_root
+from .. import __version__
+from .. import results
+from ..scan import engine
+from ..content.catalog import Content, did_you_mean
+from ..errors import ContentError, TunewatchError
+from ..host.rootcheck import check_root
 
 FORMATS = ("text", "json", "junit", "prometheus", "html", "xccdf", "arf")
 FILE = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # shtab's file completion
@@ -42,7 +44,7 @@ def _detail_arg(p: argparse.ArgumentParser) -> None:
 
 def _seconds(text: str) -> float:
     """argparse type for durations: the same Prometheus-style syntax as the serve flags."""
-    from .serveopts import parse_duration  # light: argparse and re only
+    from ..serve.options import parse_duration  # light: argparse and re only
     try:
         return parse_duration(text)
     except ValueError as e:
@@ -78,7 +80,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     and the export/remediate modules are imports a scan does not need (issue 22). Parsing a
     valid command line gives the same result either way; an unknown command (only=None)
     gets the whole parser and its "invalid choice" message."""
-    from ._help import ArgumentParser  # argparse's, without importing shutil for every add_argument
+    from .helpformat import ArgumentParser  # argparse's, without importing shutil for every add_argument
 
     parser = ArgumentParser(
         prog="tunewatch",
@@ -121,7 +123,7 @@ def _add_scan(sub) -> None:
     p.add_argument("--timeout", type=_seconds, default=engine.DEFAULT_TIMEOUT_S, metavar="DURATION",
                    help="wall-clock limit of the scan, e.g. 60s or 2m (default: 60s); checks not decided by "
                         "then are `error`")
-    from .vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
+    from ..vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
     vsphere_arguments(p, "scan")
 
 
@@ -131,17 +133,17 @@ def _add_collect(sub) -> None:
     p.add_argument("--verbose", "-v", action="store_true", help="list every file skipped (default: one summary line)")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)
     _content_args(p)
-    from .vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
+    from ..vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
     vsphere_arguments(p, "collect")
 
 
 def _add_serve(sub) -> None:
     p = sub.add_parser("serve", help="Prometheus exporter: scan in the background, serve /metrics")
     _scan_args(p)
-    from .serveopts import add_serve_arguments  # light: no web stack for the other commands
+    from ..serve.options import add_serve_arguments  # light: no web stack for the other commands
     add_serve_arguments(p)
     _detail_arg(p)
-    from .vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
+    from ..vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
     vsphere_arguments(p, "serve")
 
 
@@ -181,12 +183,12 @@ def _add_completion(sub) -> None:
 
 
 def _add_export(sub) -> None:
-    from .outputs import goss
+    from ..outputs import goss
     goss.add_parser(sub, _scan_args)
 
 
 def _add_remediate(sub) -> None:
-    from .remediate import command as remediate
+    from ..remediate import command as remediate
     remediate.add_parser(sub, _scan_args)
 
 
@@ -205,6 +207,16 @@ def _command_of(argv: list[str]) -> str | None:
 
 
 SHIPPED = ("checks", "rules", "dashboards", "docs", "contrib")
+
+
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)parser that parsed the chosen (sub)command: `export goss`'s, not tunewatch's."""
+    while True:
+        chosen = next((a.choices.get(getattr(args, a.dest, None)) for a in parser._actions
+                       if isinstance(a, argparse._SubParsersAction)), None)
+        if chosen is None:
+            return parser
+        parser = chosen
 
 
 def _report_spec(value: str) -> tuple[str, str]:
@@ -230,7 +242,7 @@ def _only_rules(content: Content, profile, rules: list[str], skips: list[str]):
     """--rule narrows the profile to the checks named, --skip-rule leaves checks out."""
     if not rules and not skips:
         return profile
-    from .outputs.xccdf import rule_id_to_check
+    from ..outputs.xccdf import rule_id_to_check
     selected = [sel.check.id for sel in profile.checks]
     for flag, ids in (("--rule", rules), ("--skip-rule", skips)):
         for cid in map(rule_id_to_check, ids):
@@ -258,7 +270,7 @@ def cmd_scan(args) -> int:
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
     if sum(path is None for _, path in reports) > 1:
         raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
-    from .vsphere.command import scan_setup
+    from ..vsphere.command import scan_setup
     with scan_setup(args, profile) as (root, profile):  # --vsphere.config: VMX/ESXi facts from vSphere
         result = engine.scan_with_watchdog(content, profile, root, waivers, timeout=args.timeout)
     if result.timed_out:
@@ -271,40 +283,40 @@ def _write_reports(args, reports, result, content: Content) -> int:
     for fmt, path in reports:  # one scan, every report from the same result
         text = _render(fmt, result, content, args, to_terminal=path is None)
         if fmt == "prometheus" and path:
-            from .outputs.prometheus import write_textfile
+            from ..outputs.prometheus import write_textfile
             write_textfile(path, text)
         else:
             _write(text, path)
     if args.format == "prometheus" and args.output and not args.exit_code:
-        return engine.EXIT_OK  # the textfile route: the file holds the verdict, the timer succeeded
+        return results.EXIT_OK  # the textfile route: the file holds the verdict, the timer succeeded
     return result.exit_code
 
 
 def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
     if fmt == "prometheus":
-        from .outputs.prometheus import render
+        from ..outputs.prometheus import render
         return render(result, detail=args.metrics_detail)
     if fmt == "json":
-        from .outputs.report import render_json
+        from ..outputs.report import render_json
         return render_json(result)
     if fmt == "junit":
-        from .outputs.report import render_junit
+        from ..outputs.report import render_junit
         return render_junit(result)
     if fmt == "html":
-        from .outputs.html import render_html
+        from ..outputs.html import render_html
         return render_html(result, content, args.runbook_url)
     if fmt in ("xccdf", "arf"):
-        from .outputs import xccdf
+        from ..outputs import xccdf
         return xccdf.render_xccdf(result, content) if fmt == "xccdf" else xccdf.render_arf(result, content)
-    from .outputs.text import render_text
+    from ..outputs.text import render_text
     colour = args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
                                         and not os.environ.get("NO_COLOR"))
     return render_text(result, colour, args.verbose, quiet=args.quiet, brief=args.brief)
 
 
 def cmd_serve(args) -> int:
-    from .serve import run_exporter
-    from .serveopts import options_from_args
+    from ..serve.exporter import run_exporter
+    from ..serve.options import options_from_args
     options = options_from_args(args)  # flag errors before the content is loaded
     content, profile, waivers = _load(args)
     if not os.path.isdir(args.root):
@@ -313,7 +325,7 @@ def cmd_serve(args) -> int:
             "content digest": content.digest}
     # Each scan runs in a forked child (killed on --scan.timeout) that renders it; serve
     # keeps only the rendered bytes (scanjob.render_output).
-    from .vsphere.command import serve_setup
+    from ..vsphere.command import serve_setup
     scan, prepare = serve_setup(args, content, profile, waivers, lambda: engine.scan(content, profile, args.root,
                                                                                       waivers))
     return run_exporter(list(options.listen_addresses), options.web_config, scan=scan,
@@ -322,9 +334,9 @@ def cmd_serve(args) -> int:
 
 
 def cmd_collect(args) -> int:
-    from .collect import collect
+    from ..scan.collect import collect
     content = Content(args.content)
-    from .vsphere.command import collect_files
+    from ..vsphere.command import collect_files
     vsphere, complete = collect_files(args, args.root)  # --vsphere.config: vmware/ from vSphere
     written = collect(args.root, args.directory, content, vsphere, verbose=args.verbose)
     if not complete:
@@ -337,7 +349,7 @@ def cmd_collect(args) -> int:
 def _described(name: str):
     """A command that describes content or the installation (cliinfo.py, loaded for it only)."""
     def run(args) -> int:
-        from . import cliinfo
+        from . import info as cliinfo
 
         return getattr(cliinfo, name)(args)
     return run
@@ -371,7 +383,10 @@ def _exit_now(code: int) -> int:
 
 def _main(argv: list[str]) -> int:
     try:
-        args = build_parser(_command_of(argv)).parse_args(argv)
+        parser = build_parser(_command_of(argv))
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # argparse would blame the top-level parser; the subcommand's usage helps
+            _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as e:  # argparse: usage errors are 1 here, 2 means "a check fails"
         return 1 if e.code else 0
     try:

@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 import os
 
-from . import __version__, kinds
-from ._record import Record
-from .errors import ContentError
-from .sources import load_sources, resolve_all, sources_path
+from .. import __version__, kinds
+from .._record import Record
+from ..errors import ContentError
+from .references import load_sources, resolve_all, sources_path
 from .yamlsrc import Document, load_schemas, load_yaml, validate
 
 TYPE_CHECKING = False  # annotations are strings
@@ -37,19 +37,23 @@ def shipped_dir(name: str) -> str | None:
     """`name` (checks, rules, dashboards, docs, contrib) as this tunewatch sees it.
 
     A source checkout (also an editable install) uses its top-level directory, the source of
-    truth; an installed wheel uses the copy setup.py put into the package, found through
-    importlib.resources so venv, --user, --target and system installs all work.
+    truth; an installed wheel uses the copy setup.py put into the package, read as plain files
+    when the package is on disk (venv, --user, --target, system) and through
+    importlib.resources only when it is not (a zip).
     """
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tunewatch/, above content/
     if os.path.basename(os.path.dirname(package)) == "exporter":  # <checkout>/exporter/tunewatch
         checkout = os.path.join(os.path.dirname(os.path.dirname(package)), name)
         if os.path.isdir(checkout):
             return checkout
-    import importlib.resources  # only here: 5-10 ms of imports a checkout does not need
+    on_disk = os.path.join(package, "data", name)
+    if os.path.isdir(on_disk):  # an installed wheel: no importlib.resources (~10 ms of imports) needed
+        return on_disk
+    import importlib.resources  # only for a package that is not plain files (inside a zip)
     import pathlib
 
-    packaged = importlib.resources.files(__package__) / "data" / name
-    if isinstance(packaged, pathlib.Path) and packaged.is_dir():  # not inside a zip
+    packaged = importlib.resources.files("tunewatch") / "data" / name
+    if isinstance(packaged, pathlib.Path) and packaged.is_dir():
         return str(packaged)
     return None
 
@@ -63,7 +67,7 @@ def default_content_dir() -> str:
         return os.path.abspath(env)
     found = shipped_dir("checks")
     if found is None or not os.path.isdir(os.path.join(found, "schema")):
-        raise ContentError(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "checks"),
+        raise ContentError(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "checks"),
                            "content directory not found (set --content or TUNEWATCH_CONTENT)")
     return found
 
@@ -235,7 +239,7 @@ class Content:
     @property
     def defaults(self):
         """Driver and module defaults (facts/defaults.py), for the boot prediction."""
-        from .facts.defaults import Defaults
+        from ..facts.defaults import Defaults
 
         if getattr(self, "_defaults", None) is None:
             self._defaults = Defaults(doc.data for doc in self.default_docs)
@@ -243,12 +247,12 @@ class Content:
 
     # -- the validated-content cache (contentkey) ----------------------------------------
     def _cache_key(self, files: list[str]) -> str | None:
-        from . import contentkey
+        from . import cachekey as contentkey
 
         return contentkey.content_key(self.directory, CACHE_FORMAT, __version__, kinds, files)
 
     def _load_cache(self, key: str) -> bool:
-        from .contentkey import load
+        from .cachekey import load
 
         cached = load(cache_dir(), self.directory, key)
         if cached is None:
@@ -271,7 +275,7 @@ class Content:
         return True
 
     def _save_cache(self, key: str) -> None:
-        from .contentkey import save
+        from .cachekey import save
 
         save(cache_dir(), self.directory, {
             "key": key, "digest": self.digest,

@@ -26,8 +26,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .errors import TunewatchError
-from .httpserver import Request, Response  # noqa: F401 - re-exported: routes import them from here
+from ..errors import TunewatchError
+from .server import Request, Response  # noqa: F401 - re-exported: routes import them from here
 
 log = logging.getLogger("tunewatch.web")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from .errors import FactError
+from ..errors import FactError
 
 # Size caps per kind of file (bytes). A sysfs/procfs value is one short line; config
 # files and tables are small; /proc/interrupts grows with CPUs x IRQs (66 MB at 1,664

@@ -21,7 +21,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
-from .outputs.textformat import text_exposition
+from ..outputs.textformat import text_exposition
 from .scanjob import OPENMETRICS_EOF, ScanOutput
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

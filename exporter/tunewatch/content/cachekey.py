@@ -87,7 +87,7 @@ def content_key(directory: str, cache_format: int, version: str, kinds, files: l
 
 def load(cache_dir: str, directory: str, key: str) -> dict | None:
     """The cached entries of `directory` when they were saved under `key`, else None."""
-    from .fs import read_regular_file
+    from ..host.fs import read_regular_file
 
     try:  # a regular file of bounded size: a FIFO or a huge file here is just no cache
         cached = marshal.loads(read_regular_file(os.path.join(cache_dir, file_name(directory)), 64 << 20))

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ._record import Record
-from .kinds.base import FAIL, WAIVED, worst
+from .._record import Record
+from ..results import FAIL, WAIVED, worst
 from .yamlsrc import load_yaml, validate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .engine import CheckResult
+    from ..results import CheckResult
 
 
 class Waiver(Record):
@@ -39,7 +39,7 @@ class Waiver(Record):
 def load_waivers(path: str, checks, validator) -> list[Waiver]:
     """The waivers of `path` for the known `checks`; `expires` may be quoted text or a YAML
     date (`expires: 2026-12-31` unquoted)."""
-    from .content import did_you_mean
+    from .catalog import did_you_mean
 
     doc = load_yaml(path)  # PyYAML builds dates itself: `expires: 2026-02-30` fails in there, named by line
     entries = doc.data.get("waivers") if isinstance(doc.data, dict) else None

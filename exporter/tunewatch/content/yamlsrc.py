@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 
-from ._record import Record
-from .errors import ContentError, FactError
+from .._record import Record
+from ..errors import ContentError, FactError
 
 MAX_BYTES = 2 << 20
 MAX_DEPTH = 64
@@ -135,7 +135,7 @@ def _loader_class():
 
 def read_content_file(path: str) -> str:
     """A content or user file's text: a regular file of at most MAX_BYTES, UTF-8."""
-    from .fs import read_regular_file
+    from ..host.fs import read_regular_file
 
     try:
         data = read_regular_file(path, MAX_BYTES)
@@ -209,7 +209,7 @@ def load_schemas(schema_dir: str) -> dict:
     import jsonschema
     from referencing import Registry, Resource
 
-    from .fs import read_regular_file
+    from ..host.fs import read_regular_file
 
     resources, schemas = [], {}
     for name in sorted(os.listdir(schema_dir)):

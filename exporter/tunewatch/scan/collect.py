@@ -29,17 +29,17 @@ import os
 import re
 import sys
 
-from .content import Content
-from .errors import ContentError, TunewatchError
-from .facts import boot, ethtool, filestat, interfaces, netdevice
-from .facts.services import UNIT_DIRS
-from .facts.netconfig import LINK_DIRS, NM_DIRS
-from .facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
-from .facts.modules import MODULES_LOAD_DIRS
-from .facts.udev import RULES_DIRS
-from .fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
-from .parsers.mountinfo import parse_mountinfo
-from .parsers.sysctl_conf import sysctl_key_to_path
+from ..content.catalog import Content
+from ..errors import ContentError, TunewatchError
+from ..facts import boot, ethtool, filestat, interfaces, netdevice
+from ..facts.services import UNIT_DIRS
+from ..facts.netconfig import LINK_DIRS, NM_DIRS
+from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
+from ..facts.modules import MODULES_LOAD_DIRS
+from ..facts.udev import RULES_DIRS
+from ..host.fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
+from ..parsers.mountinfo import parse_mountinfo
+from ..parsers.sysctl_conf import sysctl_key_to_path
 
 SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot._script_text
 SMALL_MAX_BYTES = boot._MAX_SCRIPT_BYTES  # config files, unit files and scripts: what a scan reads

@@ -39,7 +39,7 @@ def read_host_mountinfo() -> bytes | None:
     """The scanning host's mount table as bytes, or None when it cannot be read. The
     in-process scan gets these bytes too (engine.scan `host_mountinfo`): the file is read
     once per scan, not once here and once by fs.FS."""
-    from .fs import TEXT_MAX_BYTES, read_regular_file
+    from ..host.fs import TEXT_MAX_BYTES, read_regular_file
 
     try:
         return read_regular_file(MOUNTINFO, TEXT_MAX_BYTES)
@@ -54,7 +54,7 @@ def needs_watchdog(root: str, mountinfo: bytes | None = _UNREAD) -> bool:  # typ
     """True unless every mount the scan of `root` can reach is of a LOCAL_FSTYPES type.
     `mountinfo`: what read_host_mountinfo() returned (None: unreadable), read here when
     not given."""
-    from .parsers.mountinfo import parse_mountinfo  # the scan imports it anyway (fs.FS)
+    from ..parsers.mountinfo import parse_mountinfo  # the scan imports it anyway (fs.FS)
 
     if mountinfo is _UNREAD:
         mountinfo = read_host_mountinfo()

@@ -27,9 +27,11 @@ import os
 import stat
 from collections import deque
 
-from .errors import FactError
-from .fileio import (INTERRUPTS_MAX_BYTES, OPEN_FLAGS, TEXT_MAX_BYTES, VALUE_MAX_BYTES, decode_text, file_kind,
-                     open_checked, read_fd, read_regular_file)
+from ..errors import FactError
+from .fileio import (
+    INTERRUPTS_MAX_BYTES, OPEN_FLAGS, TEXT_MAX_BYTES, VALUE_MAX_BYTES, decode_text, file_kind, open_checked,
+    read_fd, read_regular_file,
+)
 from .netmounts import NETWORK_FSTYPES, is_network_fstype, network_mount_points
 
 __all__ = ["FS", "NETWORK_FSTYPES", "is_network_fstype", "INTERRUPTS_MAX_BYTES", "TEXT_MAX_BYTES", "VALUE_MAX_BYTES",
@@ -101,7 +103,7 @@ class FS:
         return self.derived("mount_table", self._parse_mount_table)
 
     def _parse_mount_table(self) -> list:
-        from .parsers.mountinfo import parse_mountinfo  # here: parsers import errors only
+        from ..parsers.mountinfo import parse_mountinfo  # here: parsers import errors only
 
         for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
             text = self.read_text(rel)

@@ -42,8 +42,8 @@ def render_output(result: Any, detail: bool = False) -> ScanOutput:
     from prometheus_client import CollectorRegistry, generate_latest
     from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
-    from .outputs import prometheus as prom
-    from .outputs.report import render_json
+    from ..outputs import prometheus as prom
+    from ..outputs.report import render_json
     try:
         families = prom.scan_families(result, detail=detail)  # type: ignore[call-arg]
     except TypeError:  # a renderer without the detail flag

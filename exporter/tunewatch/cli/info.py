@@ -7,10 +7,10 @@ import argparse
 import os
 import sys
 
-from .cli import SHIPPED, build_parser
-from .content import Content, did_you_mean, shipped_dir
-from .errors import ContentError
-from .sources import cite
+from .main import SHIPPED, build_parser
+from ..content.catalog import Content, did_you_mean, shipped_dir
+from ..errors import ContentError
+from ..content.references import cite
 
 
 def cmd_checks(args) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .errors import ContentError
+from ..errors import ContentError
 
 HOST_MARKERS = ("proc", "sys", "etc/os-release")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import ContentError
+from ..errors import ContentError
 
 FILE = "references.yaml"
 _FIELDS = {"title": True, "publisher": True, "date": False, "url": False}  # name -> required

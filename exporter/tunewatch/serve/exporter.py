@@ -22,12 +22,12 @@ from dataclasses import dataclass, replace as _replace
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from .exposition import Exposition, extra_families, report_body
-from .httpserver import HTTPServer, bind
-from .listen import nofile_limit, raise_nofile_limit
+from ..web.server import HTTPServer, bind
+from ..web.listen import nofile_limit, raise_nofile_limit
 from .scanjob import ChildScan, render_output
 from .scanloop import ScanLoop, ScanState
-from .serveopts import DEFAULT_LISTEN_ADDRESS, DEFAULT_PORT, REPORT_PATH, ServeOptions, parse_duration
-from .web import BasicAuth, Request, Response, WebConfig, load_web_config, parse_listen_address, san_allowed
+from .options import DEFAULT_LISTEN_ADDRESS, DEFAULT_PORT, REPORT_PATH, ServeOptions, parse_duration
+from ..web.config import BasicAuth, Request, Response, WebConfig, load_web_config, parse_listen_address, san_allowed
 
 T = TypeVar("T")
 log = logging.getLogger("tunewatch.serve")
@@ -165,7 +165,7 @@ def build_routes(loop: ScanLoop[Any], exposition: Exposition, limiter: RescanLim
         if result is None:
             return Response(503, body=b"No scan result yet\n")
         if legacy:
-            from .outputs.report import render_json
+            from ..outputs.report import render_json
             return Response(200, "application/json", render_json(result).encode())
         body, gzipped = report_body(result, request.headers.get("Accept-Encoding"))
         headers = {"Vary": "Accept-Encoding", **({"Content-Encoding": "gzip"} if gzipped else {})}
@@ -296,7 +296,7 @@ def start_exporter(listen_address: str | Sequence[str], web_config_path: str | N
 
 
 def _live_families(state: ScanState[Any], limiter: RescanLimiter, servers: list[HTTPServer]) -> list:
-    from .outputs.prometheus import serve_families
+    from ..outputs.prometheus import serve_families
     return serve_families(state) + extra_families(state, limiter.counts) + server_families(servers)
 
 

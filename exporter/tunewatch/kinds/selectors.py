@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import re
 
-from .errors import FactError, ParseError
+from ..errors import FactError, ParseError
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:  # annotations only: importing the fact readers is the scan child's job (issue 22)
-    from .facts.context import Facts
-    from .facts.interfaces import Interface
-    from .fs import FS
+    from ..facts.context import Facts
+    from ..facts.interfaces import Interface
+    from ..host.fs import FS
 
 
 # What each clause field tests, built once: a clause is tested per object and per check.

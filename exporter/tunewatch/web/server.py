@@ -32,10 +32,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .httpproto import (CONTINUE, MAX_BODY_BYTES, MAX_HEADER_BYTES, Refusal, Request, Response, frame, handle,
-                        refusal_response)
-from .listen import (EVICT_GRACE, Throttled, bind, connection_cap, rank_evictable,  # noqa: F401 - re-exported
-                     somaxconn)
+from .protocol import (
+    CONTINUE, MAX_BODY_BYTES, MAX_HEADER_BYTES, Refusal, Request, Response, frame, handle, refusal_response,
+)
+from .listen import EVICT_GRACE, Throttled, bind, connection_cap, rank_evictable, somaxconn
 
 log = logging.getLogger("tunewatch.web")
 
