@@ -158,7 +158,7 @@ def test_reverted_after_reboot_reaches_webhook(tmp_path):
                 assert "hanadb01" in alert["annotations"]["description"]
                 # default metrics: the count of failing objects (no names, no expected/actual)
                 assert "6 object(s) fail." in alert["annotations"]["description"], alert["annotations"]
-                assert alert["annotations"]["runbook_url"].endswith("docs/runbook.md#tuningrevertedafterreboot")
+                assert alert["annotations"]["runbook_url"] == f"{RUNBOOK}#tuningrevertedafterreboot"
                 # same driver before and after: no driver-update alert
                 time.sleep(2)
                 assert not hook.alerts("TuningRevertedAfterDriverUpdate")
