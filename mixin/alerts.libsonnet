@@ -143,6 +143,31 @@ local matcher(label, value) =
               runbook_url: runbook('tuningnotpersistent'),
             },
           },
+          {
+            // Configured for the next boot, but nothing re-applies it when the device is
+            // re-added (Azure host servicing re-adds the AN VF; modprobe -r/modprobe, a driver
+            // update): a boot oneshot, rc.local, a dispatcher script keyed on the master.
+            alert: 'TuningLostOnReadd',
+            expr: |||
+              tunewatch_check_objects_lost_on_readd{%(sel)s} > 0
+              and on(instance, job, check)
+              tunewatch_check_status{%(sel)s, status="pass"} == 1
+            ||| % { sel: c.tunewatchSelector },
+            'for': '30m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: '{{ $labels.check }} on {{ $labels.instance }}: tuned now, lost at the next servicing event',
+              description: std.join(' ', [
+                '{{ $labels.check }} passes on {{ $labels.instance }}' + host + ' (the tuning comes back at the next boot),',
+                'but {{ $value }} object(s) would come back at driver defaults when their device is re-added without a',
+                'reboot: Azure host servicing re-adds the Accelerated Networking VF, and a driver reload or update does',
+                'the same. Nothing that runs on the device\'s add event re-applies them (a boot oneshot unit, rc.local,',
+                'or a dispatcher script keyed on the hv_netvsc master does not).',
+                details,
+              ]),
+              runbook_url: runbook('tuninglostonreadd'),
+            },
+          },
         ],
       },
       {

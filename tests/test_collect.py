@@ -29,7 +29,8 @@ PLATFORM_PROFILE = {"azure-m-rebooted": "azure-sap-hana", "azure-m-tuned": "azur
                     "vmware-vmxnet3-default": "vmware-sap-hana", "vmware-vmxnet3-tuned": "vmware-sap-hana",
                     "sas-anf-seed003": "azure-sas-grid-anf", "sas-anf-udev-hook": "azure-sas-grid-anf",
                     "sas-anf-modules-load": "azure-sas-grid-anf", "sas-anf-modprobe-install": "azure-sas-grid-anf",
-                    "azure-m416-kernel-6.12": "azure-sap-hana"}
+                    "azure-m416-kernel-6.12": "azure-sap-hana", "azure-ubuntu-next-kernel-6.14": "azure-sap-hana",
+                    "azure-m-pinned-oneshot": "azure-sap-hana", "azure-m-pinned-udev": "azure-sap-hana"}
 
 
 @pytest.fixture(scope="module")

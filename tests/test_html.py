@@ -393,3 +393,12 @@ def test_chromium_renders_without_console_errors_or_broken_names(devtools, tmp_p
     keep = os.environ.get("TUNEWATCH_SCREENSHOT_DIR")  # set it to keep the screenshots for a look
     if keep:
         shutil.copy(path, os.path.join(keep, path.name))
+
+
+def test_readd_verdict_shown_where_it_differs(content) -> None:
+    base = os.path.join(os.path.dirname(__file__), "snapshots", "examples")
+    oneshot = render_html(engine.scan(content, content.resolve("azure-sap-hana"),
+                                      os.path.join(base, "azure-m-pinned-oneshot")))
+    udev = render_html(engine.scan(content, content.resolve("azure-sap-hana"), os.path.join(base, "azure-m-pinned-udev")))
+    assert oneshot.count('<div class="readd">') == 1 and "After a re-add of the device" in oneshot
+    assert '<div class="readd">' not in udev

@@ -4,7 +4,9 @@ Each tests/scenarios/<kind>/<what>.<status>/ holds a scenario.yaml and a tiny sn
 root/; the directory name states the verdict. The scenario's check is evaluated alone
 (with its profile's variables and scope, plus the scenario's overrides) through
 `engine.scan`, and its status must equal the suffix; `objects:` pins per-object statuses.
-A scenario with `xfail:` documents a known scanner bug (strict xfail).
+`after_readd:` pins the
+status each object's `after_readd` gets (the value after the device is re-added without a
+reboot). A scenario with `xfail:` documents a known scanner bug (strict xfail).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from tunewatch.host.fs import FS
 from tunewatch.results import STATUSES
 
 SCENARIOS = Path(__file__).parent / "scenarios"
-KEYS = {"description", "check", "profile", "vars", "scope", "objects", "xfail"}
+KEYS = {"description", "check", "profile", "vars", "scope", "objects", "after_readd", "xfail"}
 
 
 def _discover() -> list[Path]:
@@ -71,6 +73,13 @@ def test_scenario(content: Content, directory: Path) -> None:
     for obj, status in (meta.get("objects") or {}).items():
         assert obj in got, f"no object {obj!r}; objects: {sorted(got)}"
         assert got[obj] == status, f"{obj} is {got[obj]}, scenario says {status}:\n{shown}"
+    readd = {o.object: o.after_readd for o in result.objects}
+    for obj, status in (meta.get("after_readd") or {}).items():
+        assert obj in readd, f"no object {obj!r}; objects: {sorted(readd)}"
+        after = readd[obj]
+        assert after is not None, f"{obj}: no after_readd"
+        assert after.status == status, f"{obj} after a re-add is {after.status} ({after.predicted}: {after.source}), " \
+                                       f"scenario says {status}"
     for o in result.objects:  # every verdict comes with a message a person can act on
         assert o.status in STATUSES and o.message.strip()
 

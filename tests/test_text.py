@@ -132,3 +132,13 @@ def test_a_root_that_looks_like_no_host_is_refused(tmp_path):
     (partial / "etc/os-release").write_text('NAME="SLES"\n')
     warned = tunewatch("scan", "--root", str(partial))
     assert warned.returncode in (0, 2) and "warning: --root" in warned.stderr and "proc or sys" in warned.stderr
+
+
+@pytest.mark.parametrize("example,shown", [("azure-m-pinned-oneshot", True), ("azure-m-pinned-udev", False)])
+def test_readd_line_only_where_boot_and_readd_differ(example: str, shown: bool) -> None:
+    content = Content()
+    scan = engine.scan(content, content.resolve("azure-sap-hana"), str(TESTS / "snapshots" / "examples" / example))
+    lines = [ln for ln in render_text(scan, width=200).splitlines() if "after a re-add of the device" in ln]
+    assert len(lines) == (1 if shown else 0), lines
+    if shown:
+        assert "fail for enP30832s1, enP30833s2" in lines[0] and lines[0].split()[0] == "re-add"

@@ -80,14 +80,34 @@ class IrqPlacement(FrozenRecord):
         self.node = node
 
 
+class AfterReadd(Record):
+    """One object's value after its device is re-added without a reboot (an Azure VF
+    hot-remove/re-add, a driver reload or update): `predicted` (the value, or UNKNOWN),
+    `source` (what re-applies it, `driver default ...`, `not affected by a re-add`) and
+    `status` (that value judged by the object's own requirement)."""
+    __slots__ = ("predicted", "source", "status")
+    predicted: str
+    source: str
+    status: str
+
+    def __init__(self, predicted: str, source: str, status: str):
+        self.predicted = predicted
+        self.source = source
+        self.status = status
+
+    def to_dict(self) -> dict:
+        return {"predicted": self.predicted, "source": self.source, "status": self.status}
+
+
 class ObjectResult(Record):
     """One object's verdict. `predicted`/`source` are set by every `-persistent` check:
     the value after the next boot (or UNKNOWN) and where it comes from (`configured by
     FILE`, `driver default (hv_netvsc, Linux 5.14: 8)`, `module default`, `never applied:
     WHY`). `fix` is set on every failing object. `irq` is set by the kinds that judge one
-    data IRQ's placement."""
+    data IRQ's placement. `after_readd` is set on every object of a `-persistent` check:
+    the value after a re-add of the device (the object's `status` stays the next-boot verdict)."""
     __slots__ = ("object", "status", "expected", "actual", "message", "settings", "waiver", "predicted", "source",
-                 "fix", "irq")
+                 "fix", "irq", "after_readd")
     object: str
     status: str
     expected: str
@@ -99,10 +119,12 @@ class ObjectResult(Record):
     source: str | None
     fix: Fix | None
     irq: IrqPlacement | None
+    after_readd: AfterReadd | None
 
     def __init__(self, object: str, status: str, expected: str, actual: str, message: str,  # noqa: A002
                  settings: list[Setting] | None = None, waiver: str | None = None, predicted: str | None = None,
-                 source: str | None = None, fix: Fix | None = None, irq: IrqPlacement | None = None):
+                 source: str | None = None, fix: Fix | None = None, irq: IrqPlacement | None = None,
+                 after_readd: AfterReadd | None = None):
         self.object = object
         self.status = status
         self.expected = expected
@@ -114,6 +136,7 @@ class ObjectResult(Record):
         self.source = source
         self.fix = fix
         self.irq = irq
+        self.after_readd = after_readd
 
 
 def error_result(obj: str, exc: Exception, expected: str = "") -> ObjectResult:

@@ -74,8 +74,12 @@ local obsExp(setting) = [
         g.table('Checks now', 'Current status of each selected check with its failing, erroring and waived object counts. Click a check for its runbook section.',
                 ['tunewatch_check_status{%s} == 1' % sp(),
                  'sum by (job, instance, check) (tunewatch_check_objects{%s})' % s('status=~"fail|error|waived"')],
-                [0, 21, 24, 8], rename={ 'Value #B': 'objects failing/erroring/waived' }, hide=['Value #A'],
+                [0, 21, 18, 8], rename={ 'Value #B': 'objects failing/erroring/waived' }, hide=['Value #A'],
                 links={ check: runbookLink }) + { fieldConfig+: { overrides+: [g.statusColours] } },
+
+        g.bargauge('Lost on a re-add', 'Objects of each check that a re-add of their device would leave at driver defaults (an Azure VF re-added during host servicing, a driver reload or update): tuned now and at the next boot, but nothing re-applies them on the device\'s add event. Alert TuningLostOnReadd.', 'none',
+                   [g.target('tunewatch_check_objects_lost_on_readd{%s}' % s(), legend='{{check}}')], [18, 21, 6, 8],
+                   thresholds=[{ color: 'green', value: null }, { color: 'orange', value: 1 }]),
 
         g.row('NUMA nodes and IRQ placement', 29),
         g.bargauge('CPUs per NUMA node', 'Online logical CPUs of each NUMA node: the most queues a NIC on that node should use.', 'none',

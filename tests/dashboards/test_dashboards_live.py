@@ -92,7 +92,8 @@ def scans():
         sr.check("vmxnet3-ring-size", [sr.obj("ens224", "fail", "rx 512, rx-mini 0, tx 512", "rx 1024, rx-mini 128, tx 512",
                                               [Setting("rings.rx", 1024, 512), Setting("rings.rx-mini", 128, 0),
                                                Setting("rings.tx", 512, 512)])], severity="medium", kind="nic_ethtool"),
-        sr.check("nic-settings-persistent", [sr.obj("ens224", "fail", "persisted", "no boot-time configuration")],
+        sr.check("nic-settings-persistent", [sr.obj("ens224", "fail", "persisted", "no boot-time configuration",
+                                                    after_readd="fail")],
                  kind="nic_settings_persistent"),
         sr.check("sunrpc-slot-table", [sr.obj("sunrpc.tcp_slot_table_entries", "error", "128", "unreadable")],
                  severity="medium"),
@@ -175,6 +176,7 @@ HOST_SCOPE: dict[str, set[str]] = {
     "Checks now/B": {"azure-m-rebooted", "vmware-vmxnet3-default", SWITCHED},
     "CPUs per NUMA node": NIC_HOSTS,  # by default the nodes that hold NIC data IRQs
     "Data IRQs per NUMA node": QUEUE_IRQ_HOSTS,
+    "Lost on a re-add": NIC_HOSTS,  # the checks whose objects a device re-add touches: NIC checks only
     # Detail rows (--metrics.detail)
     "Objects": DETAIL_HOSTS,
     "Queues vs limit": QUEUE_IRQ_HOSTS & DETAIL_HOSTS,

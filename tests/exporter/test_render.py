@@ -419,3 +419,22 @@ def test_write_textfile_failure_leaves_old_file_and_no_temp(tmp_path, monkeypatc
         prom.write_textfile(str(target), "new\n")
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tunewatch.prom"]
+
+
+def test_lost_on_readd_counts_the_objects_a_readd_leaves_failing():
+    """One series per applicable check whose objects a device event touches: 2 VFs pinned by
+    a boot oneshot are lost, none pinned by a udev rule; sysctl and service checks are not
+    counted (not affected by a re-add)."""
+    import os
+
+    from tunewatch.content.catalog import Content
+    from tunewatch.scan import engine
+
+    content = Content()
+    examples = os.path.join(os.path.dirname(__file__), "..", "snapshots", "examples")
+    for example, lost in (("azure-m-pinned-oneshot", 2.0), ("azure-m-pinned-udev", 0.0)):
+        text = prom.render(engine.scan(content, content.resolve("azure-sap-hana"), os.path.join(examples, example)))
+        series = [ln for ln in text.splitlines() if ln.startswith("tunewatch_check_objects_lost_on_readd{")]
+        assert sorted(series) == [
+            f'tunewatch_check_objects_lost_on_readd{{check="nic-irq-affinity-persistent"}} {lost}',
+            'tunewatch_check_objects_lost_on_readd{check="nic-settings-persistent"} 0.0'], series

@@ -196,6 +196,7 @@ BUG_REPORT_URL="https://bugs.launchpad.net/ubuntu/"
 VERSION_CODENAME=bionic
 UBUNTU_CODENAME=bionic
 """,
+    "ubuntu2404": "",  # UBUNTU2404_OS below (the next-kernel files share it)
     # BIG-IP's TMOS host side is a CentOS 7 userland.
     "bigip": """NAME="CentOS Linux"
 VERSION="7 (Core)"
@@ -606,6 +607,73 @@ RestartSec=5
 [Install]
 WantedBy=multi-user.target
 """,
+    # Ubuntu 24.04 (openssh-server, systemd, walinuxagent packages)
+    "ssh.service": """[Unit]
+Description=OpenBSD Secure Shell server
+Documentation=man:sshd(8) man:sshd_config(5)
+After=network.target auditd.service
+ConditionPathExists=!/etc/ssh/sshd_not_to_be_run
+
+[Service]
+EnvironmentFile=-/etc/default/ssh
+ExecStartPre=/usr/sbin/sshd -t
+ExecStart=/usr/sbin/sshd -D $SSHD_OPTS
+ExecReload=/usr/sbin/sshd -t
+ExecReload=/bin/kill -HUP $MAINPID
+KillMode=process
+Restart=on-failure
+RestartPreventExitStatus=255
+Type=notify
+RuntimeDirectory=sshd
+RuntimeDirectoryMode=0755
+
+[Install]
+WantedBy=multi-user.target
+Alias=sshd.service
+""",
+    "systemd-networkd.service": """[Unit]
+Description=Network Configuration
+Documentation=man:systemd-networkd.service(8)
+ConditionCapability=CAP_NET_ADMIN
+DefaultDependencies=no
+After=systemd-networkd.socket systemd-udevd.service network-pre.target systemd-sysusers.service systemd-sysctl.service
+Before=network.target multi-user.target shutdown.target initrd-switch-root.target
+Conflicts=shutdown.target initrd-switch-root.target
+Wants=systemd-networkd.socket network.target
+
+[Service]
+AmbientCapabilities=CAP_NET_ADMIN CAP_NET_BIND_SERVICE CAP_NET_BROADCAST CAP_NET_RAW
+BusName=org.freedesktop.network1
+ExecStart=!!/usr/lib/systemd/systemd-networkd
+Restart=on-failure
+RestartSec=0
+Type=notify-reload
+User=systemd-network
+
+[Install]
+WantedBy=multi-user.target
+Also=systemd-networkd.socket
+Alias=dbus-org.freedesktop.network1.service
+""",
+    "walinuxagent.service": """[Unit]
+Description=Azure Linux Agent
+After=network-online.target cloud-init.service
+Wants=network-online.target sshd.service sshd-keygen.service
+
+ConditionFileIsExecutable=/usr/sbin/waagent
+ConditionPathExists=/etc/waagent.conf
+
+[Service]
+Type=simple
+ExecStart=/usr/bin/python3 -u /usr/sbin/waagent -daemon
+Restart=always
+RestartSec=5
+Slice=azure.slice
+CPUAccounting=yes
+
+[Install]
+WantedBy=multi-user.target
+""",
 }
 
 
@@ -802,10 +870,14 @@ ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", RUN+="/sbin/ethtool -L $n
 
 def azure_m(name: str, *, rebooted: bool, kernel: str = AZ_KERNEL, nodes: dict | None = None,
             os_key: str = "sles15sp4", master_queues: bool = True, netvsc_max: int = 64,
-            hostname: str = "hanadb01") -> None:
+            hostname: str = "hanadb01", master_runtime: int = 16, ubuntu: bool = False, extra=None,
+            irq_pinning: str = "oneshot") -> None:
     """`master_queues`: ifcfg ETHTOOL_OPTIONS set the hv_netvsc masters' channels (seed 000);
     without it only the VFs are configured (their udev rule) and the masters come back at
-    their driver default."""
+    their driver default. `ubuntu`: systemd-networkd and walinuxagent instead of wicked and
+    SUSE ifcfg files, an ext4 root; `extra(r)` adds files (boot loader) at the end.
+    `irq_pinning`: "oneshot" (a boot oneshot unit runs set_irq_affinity_cpulist.sh: lost when
+    a VF is re-added) or "udev" (a rule on the VF's add event runs it: re-applied)."""
     r = Root(name)
     rng = random.Random(name)
     nodes = nodes or AZ_NODES
@@ -836,7 +908,7 @@ def azure_m(name: str, *, rebooted: bool, kernel: str = AZ_KERNEL, nodes: dict |
             r, synth=pair["synth"], synth_guid=pair["synth_guid"], vf=pair["vf"], vpci_guid=pair["vpci_guid"],
             domain=pair["domain"], numa=0, vf_msi=msi)
         combined_vf = AZ_COMP if rebooted else 16
-        r.json(f"ethtool/{pair['synth']}.json", ethtool_hv_netvsc(kernel, 16, netvsc_max))
+        r.json(f"ethtool/{pair['synth']}.json", ethtool_hv_netvsc(kernel, master_runtime, netvsc_max))
         r.json(f"ethtool/{pair['vf']}.json", ethtool_mlx5(kernel, MLX5_FW, bdf, combined_vf, AZ_COMP))
 
         if rebooted:
@@ -864,15 +936,24 @@ def azure_m(name: str, *, rebooted: bool, kernel: str = AZ_KERNEL, nodes: dict |
     procs = {1: "systemd", 2: "kthreadd", 612: "systemd-journal", 655: "systemd-udevd", 1187: "wickedd",
              1201: "wickedd-nanny", 1290: "sshd", 1302: "cron", 1318: "python3", 1544: "sapstartsrv",
              4102: "hdbindexserver", 4133: "hdbnameserver"}
+    units = ["sshd.service", "irqbalance.service", "wicked.service", "waagent.service"]
+    if ubuntu:
+        procs.update({1187: "systemd-network", 1201: "systemd-resolve"})
+        units = ["ssh.service", "irqbalance.service", "systemd-networkd.service", "walinuxagent.service"]
     if rebooted:
         procs[1163] = "irqbalance"
     processes(r, procs)
 
-    install_units(r, ["sshd.service", "irqbalance.service", "wicked.service", "waagent.service"])
-    for unit in ("sshd.service", "wicked.service", "waagent.service"):
+    install_units(r, units)
+    for unit in (u for u in units if u != "irqbalance.service"):
         enable(r, unit)
     if rebooted:
         enable(r, "irqbalance.service")
+    elif irq_pinning == "udev":
+        # the same script on every add of an mlx5 VF, whatever name it comes back under
+        r.write("etc/udev/rules.d/71-azure-an-irq-affinity.rules",
+                'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="mlx5_core", '
+                'RUN+="/usr/local/sbin/set_irq_affinity_cpulist.sh 2-31 $name"\n')
     else:
         # boot-time IRQ pinning for both AN VFs (mlnx-tools script, seed 000 step 7)
         r.write("etc/systemd/system/mlnx-irq-affinity.service", f"""[Unit]
@@ -896,7 +977,7 @@ WantedBy=multi-user.target
         # get theirs from a udev rule matching their driver, whatever name a redeploy gives them
         r.write("etc/udev/rules.d/70-azure-an-queues.rules", AN_QUEUES_RULE if master_queues else AN_VF_QUEUES_RULE)
     # SUSE ifcfg (seed 000): queue count re-applied by wicked at ifup
-    for idx, pair in enumerate(AZ_PAIRS):
+    for idx, pair in enumerate(AZ_PAIRS if not ubuntu else []):
         ifc = pair["synth"]
         opts = f"ETHTOOL_OPTIONS='-L {ifc} combined 16'\n" if master_queues and (not rebooted or idx == 0) else ""
         r.write(f"etc/sysconfig/network/ifcfg-{ifc}", f"""BOOTPROTO='dhcp'
@@ -907,8 +988,19 @@ STARTMODE='onboot'
 CLOUD_NETCONFIG_MANAGE='yes'
 {opts}""")
 
-    mountinfo(r, sles_azure_mounts())
-    r.write("etc/fstab", SLES_FSTAB)
+    if ubuntu:
+        mountinfo(r, base_mountinfo("/dev/sda1", "8:1", "ext4", "rw,discard,errors=remount-ro,commit=30", [
+            "62 23 8:15 / /boot/efi rw,relatime shared:31 - vfat /dev/sda15 rw,fmask=0077,dmask=0077,codepage=437,iocharset=iso8859-1,shortname=mixed,errors=remount-ro",
+            "64 23 8:49 / /hana/shared rw,relatime shared:33 - xfs /dev/sdd1 rw,attr2,inode64,logbufs=8,logbsize=32k,sunit=512,swidth=1024,noquota",
+        ], cgroup2=True))
+        r.write("etc/fstab", "LABEL=cloudimg-rootfs\t/\t ext4\tdiscard,commit=30,errors=remount-ro\t0 1\n"
+                "LABEL=UEFI\t/boot/efi\tvfat\tumask=0077\t0 1\n"
+                "UUID=c2f4e6a8-1b3d-4e5f-a7b9-d1e3f5a7b9c1 /hana/shared xfs defaults,nofail 0 2\n")
+    else:
+        mountinfo(r, sles_azure_mounts())
+        r.write("etc/fstab", SLES_FSTAB)
+    if extra is not None:
+        extra(r)
 
 
 # ======================================================================================
@@ -1284,7 +1376,7 @@ def azure_old_mlx5(name: str = "azure-mlx5-kernel-4.15") -> None:
                   1102: "python3", 2240: "sapstartsrv", 3410: "hdbnameserver", 3502: "hdbindexserver"})
     # Ubuntu 18.04 is not merged-/usr: vendor units live in /lib/systemd/system
     for unit in ("sshd.service", "irqbalance.service", "walinuxagent.service"):
-        r.write(f"lib/systemd/system/{unit}", UNITS.get(unit, UNITS["waagent.service"]))
+        r.write(f"lib/systemd/system/{unit}", UNITS["waagent.service" if unit == "walinuxagent.service" else unit])
     for unit in ("sshd.service", "walinuxagent.service"):
         enable(r, unit, where="/lib/systemd/system")
     # irqbalance disabled (seed 000 step 2): installed, no wants link
@@ -1613,6 +1705,200 @@ tmpfs /dev/shm tmpfs defaults 0 0
     r.write("vmware/esxcli/power-cpu-policy.txt", esxcli_cpu_policy("High Performance"))
 
 
+
+# --------------------------------------------------------------------------------------
+# boot loader files (facts/nextkernel.py): Ubuntu 24.04 on Azure, as grub-mkconfig writes them
+# --------------------------------------------------------------------------------------
+
+BOOT_UUID = "1c3c5f7e-0b2d-4d0e-9a43-5f2e8c7d1a6b"
+BOOT_PARTUUID = "4b2f6a1d-8e3c-4f57-b1a9-0d6e2c9f7a35"
+UBUNTU2404_OS = """PRETTY_NAME="Ubuntu 24.04.2 LTS"
+NAME="Ubuntu"
+VERSION_ID="24.04"
+VERSION="24.04.2 LTS (Noble Numbat)"
+VERSION_CODENAME=noble
+ID=ubuntu
+ID_LIKE=debian
+HOME_URL="https://www.ubuntu.com/"
+SUPPORT_URL="https://help.ubuntu.com/"
+BUG_REPORT_URL="https://bugs.launchpad.net/ubuntu/"
+PRIVACY_POLICY_URL="https://www.ubuntu.com/legal/terms-and-policies/privacy-policy"
+UBUNTU_CODENAME=noble
+LOGO=ubuntu-logo
+"""
+UBUNTU_DEFAULT_GRUB = """# If you change this file or any /etc/default/grub.d/*.cfg file,
+# run 'update-grub' afterwards to update /boot/grub/grub.cfg.
+# For full documentation of the options in these files, see:
+#   info -f grub -n 'Simple configuration'
+
+GRUB_DEFAULT=0
+GRUB_TIMEOUT_STYLE=hidden
+GRUB_TIMEOUT=0
+GRUB_DISTRIBUTOR=`( . /etc/os-release; echo ${NAME:-Ubuntu} ) 2>/dev/null || echo Ubuntu`
+GRUB_CMDLINE_LINUX_DEFAULT="quiet splash"
+GRUB_CMDLINE_LINUX=""
+"""
+CLOUDIMG = """# Cloud Image specific Grub settings for Generic Cloud Images
+# CLOUD_IMG: This file was created/modified by the Cloud Image build process
+
+# Set the recordfail timeout
+GRUB_RECORDFAIL_TIMEOUT=0
+
+# Do not wait on grub prompt
+GRUB_TIMEOUT=0
+
+# Set the default commandline
+GRUB_CMDLINE_LINUX_DEFAULT="console=tty1 console=ttyS0 earlyprintk=ttyS0 panic=-1"
+
+# Set the grub console type
+GRUB_TERMINAL=console
+"""
+
+
+def _ubuntu_entry(title: str, ident: str, kernel: str, indent: str = "", recovery: bool = False) -> str:
+    opts = "ro recovery nomodeset dis_ucode_ldr" if recovery else "ro  console=tty1 console=ttyS0 earlyprintk=ttyS0 panic=-1"
+    body = f"""menuentry '{title}' --class ubuntu --class gnu-linux --class gnu --class os $menuentry_id_option '{ident}' {{
+	recordfail
+	load_video
+	gfxmode $linux_gfx_mode
+	insmod gzio
+	if [ x$grub_platform = xxen ]; then insmod xzio; insmod lzopio; fi
+	insmod part_gpt
+	insmod ext2
+	search --no-floppy --fs-uuid --set=root {BOOT_UUID}
+	if [ "${{initrdfail}}" = 1 ]; then
+	  echo	'Loading Linux {kernel} ...'
+	  linux	/boot/vmlinuz-{kernel} root=PARTUUID={BOOT_PARTUUID} {opts}
+	else
+	  echo	'Loading Linux {kernel} ...'
+	  linux	/boot/vmlinuz-{kernel} root=PARTUUID={BOOT_PARTUUID} {opts}
+	  echo	'Loading initial ramdisk ...'
+	  initrd	/boot/initrd.img-{kernel}
+	fi
+	initrdfail
+}}
+"""
+    return "".join(indent + line if line else line for line in body.splitlines(True))
+
+
+def ubuntu_grub_cfg(kernels: list[str], default: str = "0") -> str:
+    """grub-mkconfig's output for `kernels` (already newest first, as 10_linux sorts them)."""
+    out = f"""#
+# DO NOT EDIT THIS FILE
+#
+# It is automatically generated by grub-mkconfig using templates
+# from /etc/grub.d and settings from /etc/default/grub
+#
+
+### BEGIN /etc/grub.d/00_header ###
+if [ -s $prefix/grubenv ]; then
+  set have_grubenv=true
+  load_env
+fi
+if [ "${{initrdfail}}" = 2 ]; then
+   set initrdfail=
+elif [ "${{initrdfail}}" = 1 ]; then
+   set next_entry="${{prev_entry}}"
+   set prev_entry=
+   save_env prev_entry
+   if [ "${{next_entry}}" ]; then
+      set initrdfail=2
+   fi
+fi
+if [ "${{next_entry}}" ] ; then
+   set default="${{next_entry}}"
+   set next_entry=
+   save_env next_entry
+   set boot_once=true
+else
+   set default="{default}"
+fi
+
+if [ x"${{feature_menuentry_id}}" = xy ]; then
+  menuentry_id_option="--id"
+else
+  menuentry_id_option=""
+fi
+
+export menuentry_id_option
+
+function recordfail {{
+  set recordfail=1
+  if [ -n "${{have_grubenv}}" ]; then if [ -z "${{boot_once}}" ]; then save_env recordfail; fi; fi
+}}
+terminal_input console
+terminal_output console
+set timeout_style=hidden
+set timeout=0
+### END /etc/grub.d/00_header ###
+
+### BEGIN /etc/grub.d/10_linux ###
+function gfxmode {{
+	set gfxpayload="${{1}}"
+	if [ "${{1}}" = "keep" ]; then
+		set vt_handoff=vt.handoff=7
+	else
+		set vt_handoff=
+	fi
+}}
+set linux_gfx_mode=
+export linux_gfx_mode
+"""
+    out += _ubuntu_entry("Ubuntu", f"gnulinux-simple-{BOOT_UUID}", kernels[0])
+    out += f"submenu 'Advanced options for Ubuntu' $menuentry_id_option 'gnulinux-advanced-{BOOT_UUID}' {{\n"
+    for k in kernels:
+        out += _ubuntu_entry(f"Ubuntu, with Linux {k}", f"gnulinux-{k}-advanced-{BOOT_UUID}", k, "\t")
+        out += _ubuntu_entry(f"Ubuntu, with Linux {k} (recovery mode)", f"gnulinux-{k}-recovery-{BOOT_UUID}", k, "\t",
+                             recovery=True)
+    out += """}
+
+### END /etc/grub.d/10_linux ###
+
+### BEGIN /etc/grub.d/30_uefi-firmware ###
+if [ "$grub_platform" = "efi" ]; then
+	fwsetup --is-supported
+	if [ "$?" = 0 ]; then
+		menuentry 'UEFI Firmware Settings' $menuentry_id_option 'uefi-firmware' {
+			fwsetup
+		}
+	fi
+fi
+### END /etc/grub.d/30_uefi-firmware ###
+"""
+    return out
+
+
+# Azure M128s-class VM (128 vCPUs, 4 NUMA nodes of 32) on Ubuntu 24.04, running the GA azure
+# kernel 6.8 with the 6.14 HWE azure kernel installed and not booted yet
+NEXT_KERNEL_RUNNING = "6.8.0-1021-azure"
+NEXT_KERNEL_PENDING = "6.14.0-1012-azure"
+M128_NODES = {n: list(range(32 * n, 32 * (n + 1))) for n in range(4)}
+
+
+def ubuntu_boot_files(r: Root, kernels: list[str]) -> None:
+    """etc/default/grub (+ the cloud image's grub.d), grub.cfg, grubenv and the installed
+    kernels' modules trees of an Ubuntu 24.04 Azure image; `kernels` newest first."""
+    r.write("etc/default/grub", UBUNTU_DEFAULT_GRUB)
+    r.write("etc/default/grub.d/50-cloudimg-settings.cfg", CLOUDIMG)
+    r.write("etc/default/grub.d/40-force-partuuid.cfg",
+            f"# Force boot from the partition with this PARTUUID\nGRUB_FORCE_PARTUUID={BOOT_PARTUUID}\n")
+    r.write("boot/grub/grub.cfg", ubuntu_grub_cfg(kernels))
+    r.write("boot/grub/grubenv", grubenv())
+    r.symlink("boot/vmlinuz", f"vmlinuz-{kernels[0]}")  # linux-base keeps it on the newest kernel
+    for k in kernels:
+        r.write(f"usr/lib/modules/{k}/modules.builtin", "kernel/net/ipv4/tcp_cubic.ko\nkernel/net/unix/unix.ko\n")
+
+
+OS_RELEASE["ubuntu2404"] = UBUNTU2404_OS
+
+
+def grubenv(**values: str) -> str:
+    """grub-editenv's 1024-byte block: signature, name=value lines, '#' padding."""
+    body = "# GRUB Environment Block\n" + "".join(f"{k}={v}\n" for k, v in values.items())
+    return body + "#" * (1024 - len(body.encode()))
+
+
+
 BUILDERS = {
     "azure-m-tuned": lambda: azure_m("azure-m-tuned", rebooted=False),
     "azure-m-rebooted": lambda: azure_m("azure-m-rebooted", rebooted=True),
@@ -1636,6 +1922,13 @@ BUILDERS = {
                                               nodes=M416_NODES, os_key="sles16", master_queues=False,
                                               hostname="hanadb416"),
     "bigip-ve-esxi": bigip_ve,
+    "azure-ubuntu-next-kernel-6.14": lambda: azure_m(
+        "azure-ubuntu-next-kernel-6.14", rebooted=False, kernel=NEXT_KERNEL_RUNNING, nodes=M128_NODES,
+        os_key="ubuntu2404", master_queues=False, hostname="hanadb128", master_runtime=8, ubuntu=True,
+        extra=lambda r: ubuntu_boot_files(r, [NEXT_KERNEL_PENDING, NEXT_KERNEL_RUNNING])),
+    "azure-m-pinned-oneshot": lambda: azure_m("azure-m-pinned-oneshot", rebooted=False, hostname="hanadb02"),
+    "azure-m-pinned-udev": lambda: azure_m("azure-m-pinned-udev", rebooted=False, hostname="hanadb03",
+                                           irq_pinning="udev"),
 }
 
 

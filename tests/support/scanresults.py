@@ -10,7 +10,7 @@ from typing import Any
 
 from tunewatch.results import CheckResult, NicInfo, ScanResult
 from tunewatch.facts.host import Host
-from tunewatch.results import IrqPlacement, ObjectResult, Setting
+from tunewatch.results import AfterReadd, IrqPlacement, ObjectResult, Setting
 
 _RANKS = {"fail": 4, "error": 3, "waived": 2, "pass": 1, "notapplicable": 0}
 
@@ -23,8 +23,14 @@ def check(check_id: str, objects: list, severity: str = "high", kind: str = "sys
     return CheckResult(check_id, check_id.replace("-", " "), severity, kind, worst(objects), objects)
 
 
-def obj(name: str, status: str, expected: str = "", actual: str = "", settings: list | None = None) -> Any:
-    return ObjectResult(name, status, expected, actual, f"{name}: {status}", list(settings or []))
+def obj(name: str, status: str, expected: str = "", actual: str = "", settings: list | None = None,
+        after_readd: str | None = None) -> Any:
+    """`after_readd`: the status a re-add of the object's device leaves (persistent checks)."""
+    o = ObjectResult(name, status, expected, actual, f"{name}: {status}", list(settings or []))
+    if after_readd is not None:
+        o.after_readd = AfterReadd(actual, f"re-applied on add by {actual}" if after_readd == "pass"
+                                   else "driver default", after_readd)
+    return o
 
 
 def host(hostname: str = "hana01", platform: str = "azure", boot_time: int | None = 1_700_000_000) -> Any:
@@ -90,7 +96,7 @@ def big_host(nodes: int = 8, cpus_per_node: int = 52, pairs: int = 4, irqs_per_n
     checks.append(check("nic-irq-affinity", aff, kind="irq_affinity"))
     checks.append(check("nic-irq-spread", spread, kind="irq_spread"))
     checks.append(check("nic-irq-affinity-persistent",
-                        [obj(v, "pass", "pinned at boot", "udev rule") for v in vfs], kind="irq_affinity_persistent"))
+                        [obj(v, "pass", "pinned at boot", "udev rule", after_readd="pass") for v in vfs], kind="irq_affinity_persistent"))
     checks.append(check("accelerated-networking", [obj(s, "pass", "VF present", v) for s, v in zip(synth, vfs)],
                         kind="accelerated_networking"))
     checks.append(check("nic-queue-count",
@@ -100,7 +106,7 @@ def big_host(nodes: int = 8, cpus_per_node: int = 52, pairs: int = 4, irqs_per_n
     checks.append(check("nic-rings", [obj(v, "pass", "rx 8192", "rx 8192",
                                           [Setting("rings.rx", 8192, 8192), Setting("rings.tx", 8192, 8192)])
                                       for v in vfs], kind="nic_ethtool"))
-    checks.append(check("nic-settings-persistent", [obj(v, "pass", "persisted", "udev") for v in vfs],
+    checks.append(check("nic-settings-persistent", [obj(v, "pass", "persisted", "udev", after_readd="pass") for v in vfs],
                         kind="nic_settings_persistent"))
     mounts = [f"/hana/shared{i:02d}" if i < 2 else f"/hana/data/vol{i:02d}" for i in range(nfs_mounts)]
     for cid in ("nfs-mount-options", "nfs-mount-options-persistent"):

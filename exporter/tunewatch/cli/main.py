@@ -270,7 +270,11 @@ def cmd_scan(args) -> int:
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
     if sum(path is None for _, path in reports) > 1:
         raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
-    from ..vsphere.command import scan_setup
+    from ..vsphere.command import scan_many, scan_setup
+    fleet = scan_many(args, content, profile, waivers)  # --vsphere.vm GLOB selecting several VMs
+    if fleet is not None:
+        from .fleet import write_fleet_reports
+        return write_fleet_reports(reports, fleet, _write, lambda to_terminal: _colour(args, to_terminal))
     with scan_setup(args, profile) as (root, profile):  # --vsphere.config: VMX/ESXi facts from vSphere
         result = engine.scan_with_watchdog(content, profile, root, waivers, timeout=args.timeout)
     if result.timed_out:
@@ -309,9 +313,12 @@ def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
         from ..outputs import xccdf
         return xccdf.render_xccdf(result, content) if fmt == "xccdf" else xccdf.render_arf(result, content)
     from ..outputs.text import render_text
-    colour = args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
-                                        and not os.environ.get("NO_COLOR"))
-    return render_text(result, colour, args.verbose, quiet=args.quiet, brief=args.brief)
+    return render_text(result, _colour(args, to_terminal), args.verbose, quiet=args.quiet, brief=args.brief)
+
+
+def _colour(args, to_terminal: bool) -> bool:
+    return args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
+                                      and not os.environ.get("NO_COLOR"))
 
 
 def cmd_serve(args) -> int:

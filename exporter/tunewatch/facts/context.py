@@ -117,7 +117,42 @@ class Facts:
 
     @fact
     def modules_boot(self):
-        return _reader("modules").read_modules_boot(self.fs, self.host.kernel)
+        # modules.builtin of the kernel that boots next: a module built into it loads before
+        # systemd-sysctl. Only the modules of `module_params` are ever asked about: without
+        # them an unreadable boot loader file (root-only /boot/grub2 on RHEL) costs nothing
+        release = self.next_kernel.release if self.module_params else ""
+        return _reader("modules").read_modules_boot(self.fs, release)
+
+    @fact
+    def next_kernel(self):
+        """The kernel the boot loader picks next (facts/nextkernel.py), read once per scan:
+        every default and kernel table of a boot prediction is taken for it."""
+        return _reader("nextkernel").read_next_kernel(self.fs, self.host.kernel)
+
+    def default(self, module: str, setting: str, vcpus: int | None = None, device: dict | None = None,
+                running: bool = False):
+        """The driver/module/kernel default of `setting` for the kernel that boots next
+        (`running`: for the running kernel, as a driver re-added without a reboot comes
+        back), its source naming that kernel (and the running one when they differ); None
+        when content does not know it. FactError/ParseError when the next kernel cannot be told."""
+        try:
+            same = self.defaults.lookup(module, setting, self.host, vcpus, device)
+        except (FactError, ParseError):
+            same = None
+        if same is not None and same.assumption == "all kernels":  # content keys it by no kernel: none to name
+            return same.replace(source=f"{same.source}, the same for every kernel")
+        nxt = self.next_kernel if not running else None
+        kernel = nxt.release if nxt is not None else None
+        try:
+            host = self.host if kernel is None else self.host.replace(kernel=kernel)
+        except (FactError, ParseError):
+            host = None
+        found = self.defaults.lookup(module, setting, host, vcpus, device)
+        if found is None:
+            return None
+        if nxt is None:
+            return found.replace(source=f"{found.source} of {host.kernel if host else 'unknown'} (the running kernel)")
+        return found.replace(source=f"{found.source} of {nxt.describe()}")
 
     @fact
     def udev_rules(self):

@@ -45,7 +45,7 @@ from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
 from ..parsers.systemd_link import LinkFile, parse_link_file
-from . import udev
+from . import readd, udev
 from .udev_device import path_test, sysattr_reader, uevent as _uevent
 from .filestat import file_stat
 from .interfaces import Interface
@@ -134,7 +134,7 @@ def _wicked_unsplit(var: str, value: str) -> str:
             f"not split it at ';' (put each command in its own ETHTOOL_OPTIONS_<suffix>)")
 
 
-def _from_ifcfg(fs: FS, names: set[str]) -> list[PersistedEthtool]:
+def _from_ifcfg(fs: FS, names: set[str], unmanaged: set[str] = frozenset()) -> list[PersistedEthtool]:
     found = []
     for d, consumer_var, units in _IFCFG:
         for rel in fs.glob(d, "ifcfg-*"):
@@ -150,12 +150,13 @@ def _from_ifcfg(fs: FS, names: set[str]) -> list[PersistedEthtool]:
                 if consumer_var == _WICKED_VAR and ";" in value:
                     found.append(PersistedEthtool(source, {}, (iface,), _wicked_unsplit(var, value)))
                     continue
+                on_add = readd.ifcfg_on_add(fs, consumer_var == _WICKED_VAR, values, iface, unmanaged)
                 for cmd in parse_ethtool_options(value, iface, rel):
                     problem = off or cmd.problem
                     if not problem and cmd.interface not in (iface, None) and cmd.interface in names:
                         problem = (f"names {cmd.interface}, but {var} of {rel.rsplit('/', 1)[1]} configures {iface} "
                                    f"(the interface word is a placeholder)")
-                    found.append(PersistedEthtool(source, dict(cmd.settings), (iface,), problem))
+                    found.append(PersistedEthtool(source, dict(cmd.settings), (iface,), problem, on_add))
     return found
 
 
@@ -233,7 +234,7 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]
         if st is not None and (st.uid != 0 or st.mode & 0o077 or not st.regular):
             problem = (f"NetworkManager ignores {rel}: owner uid {st.uid}, mode {st.mode:04o} (a keyfile must be a "
                        f"regular file owned by root with no group/other permissions, e.g. 0600)")
-        found.append(PersistedEthtool(rel, settings if not problem else {}, targets, problem))
+        found.append(PersistedEthtool(rel, settings if not problem else {}, targets, problem, on_add=True))
         if unknown and not problem:
             found.append(PersistedEthtool(rel, {}, targets, "unknown [ethtool] keys: " + ", ".join(unknown)))
     return found
@@ -290,7 +291,7 @@ def _from_link_files(fs: FS, devices: dict[str, NetDevice]) -> list[PersistedEth
         if first is None:
             continue
         if first.settings:
-            found.append(PersistedEthtool(first.source, dict(first.settings), (name,)))
+            found.append(PersistedEthtool(first.source, dict(first.settings), (name,), on_add=True))
         for why in first.rejected:
             found.append(PersistedEthtool(first.source, {}, (name,), why))
         for later in links[links.index(first) + 1:]:
@@ -335,7 +336,7 @@ def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:
     for name, out in outcomes.items():
         for program, source, line in ((udev.substitute(p, name), s, n) for p, s, n in out.run):
             for cmd in find_ethtool_commands(program, source):
-                found.append(_entry(f"{source}:{line}", cmd, (cmd.interface,) if cmd.interface else ()))
+                found.append(_entry(f"{source}:{line}", cmd, (cmd.interface,) if cmd.interface else (), True))
         for ign in out.ignored:  # a line udev drops: named on the interfaces it was meant for
             for cmd in (c for p in ign.run for c in find_ethtool_commands(udev.substitute(p, name), ign.source)):
                 if cmd.settings:
@@ -345,8 +346,8 @@ def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:
     return found
 
 
-def _entry(source: str, cmd: EthtoolCommand, targets: tuple[str, ...]) -> PersistedEthtool:
-    return PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem)
+def _entry(source: str, cmd: EthtoolCommand, targets: tuple[str, ...], on_add: bool | None = None) -> PersistedEthtool:
+    return PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem, on_add)
 
 
 _ALL_LOWERS = lazy(r"/sys/class/net/\*/lower_")
@@ -379,13 +380,16 @@ def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface
     return ()
 
 
-def _from_scripts(scripts, interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
+def _from_scripts(scripts, interfaces: dict[str, Interface], fs: FS | None = None,
+                  unmanaged: set[str] = frozenset()) -> list[PersistedEthtool]:
     found = []
     for script in scripts:
         if script.mechanism == "udev":
             continue  # judged per device by _from_udev
         for cmd in find_ethtool_commands(script.text, script.source):
-            found.append(_entry(f"{script.source}:{cmd.line}", cmd, _script_targets(cmd, script, interfaces)))
+            targets = _script_targets(cmd, script, interfaces)
+            on_add = readd.script_on_add(fs, cmd, script, targets, unmanaged) if fs is not None else None
+            found.append(_entry(f"{script.source}:{cmd.line}", cmd, targets, on_add))
     return found
 
 
@@ -395,5 +399,5 @@ def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices
     devices = devices if devices is not None else read_net_devices(fs, interfaces)
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)
     unmanaged = {n for n, out in outcomes.items() if out.env.get("NM_UNMANAGED") == "1"}
-    return (_from_ifcfg(fs, set(interfaces)) + _from_nm_keyfiles(fs, devices, unmanaged)
-            + _from_link_files(fs, devices) + _from_udev(outcomes) + _from_scripts(scripts, interfaces))
+    return (_from_ifcfg(fs, set(interfaces), unmanaged) + _from_nm_keyfiles(fs, devices, unmanaged)
+            + _from_link_files(fs, devices) + _from_udev(outcomes) + _from_scripts(scripts, interfaces, fs, unmanaged))

@@ -7,7 +7,9 @@ or UNKNOWN) and `source` (`configured by FILE`, `driver default (...)`, `module 
 
 from __future__ import annotations
 
-from ..results import UNKNOWN, ObjectResult
+import re
+
+from ..results import ERROR, NOTAPPLICABLE, UNKNOWN, AfterReadd, ObjectResult
 
 
 def configured_by(source: str) -> str:
@@ -26,3 +28,42 @@ def complete(results: list[ObjectResult]) -> list[ObjectResult]:
             o.predicted = UNKNOWN
             o.source = o.source or f"could not predict: {o.message}"
     return results
+
+
+NOT_AFFECTED = "not affected by a re-add"
+_PER_INTERFACE = re.compile(r"^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\.")  # reset when the NIC is re-added
+DEVICE_KINDS = frozenset({"nic_settings_persistent", "irq_affinity_persistent"})  # they set after_readd themselves
+
+
+def is_persistent(check) -> bool:
+    return bool(check.runtime_check) or check.id.endswith("-persistent")
+
+
+def complete_readd(kind: str, objects: list[ObjectResult], runtime=None, runtime_id: str | None = None) -> None:
+    """Every object of a `-persistent` check carries `after_readd`. A setting no device
+    event touches (sysctls, mount options, service state) keeps its runtime value: the
+    runtime check's object of the same name (`runtime`, a CheckResult, when it ran)."""
+    by_name = {o.object: o for o in runtime.objects} if runtime is not None else {}
+    for o in objects:
+        if o.after_readd is not None:
+            continue
+        if o.status in (ERROR, NOTAPPLICABLE) or kind in DEVICE_KINDS:
+            if o.status == NOTAPPLICABLE:
+                o.after_readd = AfterReadd("-", o.message, NOTAPPLICABLE)
+            else:  # an error, or a device kind that left an object without one: not decided
+                o.after_readd = AfterReadd(UNKNOWN, f"could not predict: {o.message}", ERROR)
+            continue
+        if kind == "sysctl" and _PER_INTERFACE.match(o.object):
+            # systemd 99-systemd.rules: on a net add, `systemd-sysctl --prefix=/net/ipv4/conf/$name ...`
+            o.after_readd = AfterReadd(o.predicted or UNKNOWN, f"re-applied on add by systemd-sysctl --prefix="
+                                       f"/net/.../$name (udev 99-systemd.rules): {o.source}", o.status)
+            continue
+        r = by_name.get(o.object)
+        if r is None and runtime is not None and len(runtime.objects) == 1:
+            r = runtime.objects[0]
+        if r is None:
+            why = f"the runtime check {runtime_id} was not run" if runtime is None else \
+                f"the runtime check {runtime_id} has no object {o.object}"
+            o.after_readd = AfterReadd(UNKNOWN, f"{NOT_AFFECTED} ({why}, so its value is not known)", NOTAPPLICABLE)
+        else:
+            o.after_readd = AfterReadd(r.actual, NOT_AFFECTED, r.status)

@@ -20,9 +20,12 @@ from __future__ import annotations
 import re
 
 from ._predict import complete, configured_by
-from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
+from ..errors import FactError, ParseError
+from ..facts import readd
+from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
 from .base import Target
 
+MOVED_BY_IRQBALANCE = "moved by irqbalance"  # after_readd.predicted where irqbalance places the new IRQs
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
 _REGEX = {"type": "string", "format": "regex"}
 VARS_SCHEMA = {"type": "object", "required": ["patterns"], "additionalProperties": False,
@@ -81,20 +84,27 @@ def evaluate(t: Target) -> list[ObjectResult]:
     pinning = [s for s in scripts if s.problem is None and any(p.search(code[s.source]) for p in patterns)]
     udev_runs = t.facts.udev_net_programs if "udev" in mechanisms else {}
     results = []
+    balancer = _irqbalance_running(t)
+    unmanaged = _unmanaged(t)
     for iface in t.interfaces():
-        hits = [s.source for s in pinning if _names(iface.name, code[s.source])]
-        hits += [f"{s.source} (through {iface.master}'s lower_* links)" for s in pinning
-                 if iface.master and s.source not in hits and _through_lowers(iface.master, code[s.source])]
-        hits += [f"{src}:{line}" for prog, src, line in udev_runs.get(iface.name, [])
-                 if any(p.search(prog) for p in patterns) and _names(iface.name, prog)]
+        # (source, runs again on the device's add event)
+        found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning if _names(iface.name, code[s.source])]
+        found += [(f"{s.source} (through {iface.master}'s lower_* links)", readd.bound_to_device(t.facts.fs, s))
+                  for s in pinning if iface.master and s.source not in dict(found)
+                  and _through_lowers(iface.master, code[s.source])]
+        found += [(f"{src}:{line}", True) for prog, src, line in udev_runs.get(iface.name, [])
+                  if any(p.search(prog) for p in patterns) and _names(iface.name, prog)]
         for spec in t.vars.get("resolving", []):
             if iface.driver in spec["drivers"]:
-                hits += [f"{s.source} (runs {spec['pattern']})" for s in scripts
-                         if s.problem is None and re.search(spec["pattern"], code[s.source])]
+                found += [(f"{s.source} (runs {spec['pattern']})", readd.bound_to_device(t.facts.fs, s))
+                          for s in scripts if s.problem is None and re.search(spec["pattern"], code[s.source])]
+        hits = [src for src, _ in found]
+        after = _after_readd(iface, [src for src, again in found if again], balancer)
         if hits:
             results.append(ObjectResult(iface.name, PASS, "pinned at boot", ", ".join(hits),
                                         f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}",
-                                        predicted="pinned", source=configured_by(", ".join(hits))))
+                                        predicted="pinned", source=configured_by(", ".join(hits)),
+                                        after_readd=after))
             continue
         names = [iface.name, *filter(None, [iface.master])]
         notes = [s.problem for s in scripts if s.problem and any(_names(n, code[s.source]) for n in names)]
@@ -108,8 +118,41 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     f"nothing pins {iface.name}'s IRQs at boot" + (f" ({hint})" if hint else "") +
                                     f": add a NetworkManager dispatcher script, an enabled systemd unit or a udev "
                                     f"rule running set_irq_affinity_cpulist.sh for {iface.name}",
-                                    predicted=UNKNOWN, source=source, fix=_fix(iface)))
+                                    predicted=UNKNOWN, source=source, fix=_fix(iface), after_readd=after))
     return complete(results)
+
+
+def _irqbalance_running(t: Target) -> bool:
+    try:
+        return "irqbalance" in t.facts.processes.values()
+    except (FactError, ParseError):
+        return False
+
+
+def _unmanaged(t: Target) -> set[str]:
+    try:
+        return {n for n, out in t.facts.udev_net_outcomes.items() if out.env.get("NM_UNMANAGED") == "1"}
+    except (FactError, ParseError):
+        return set()
+
+
+def _on_add(t: Target, script, iface: str, unmanaged: set[str]) -> bool:
+    """Does the mechanism that names `iface` run again when `iface` is added?"""
+    if script.mechanism == "nm-dispatcher":
+        return readd.dispatcher_runs_for(script, iface, unmanaged)
+    return readd.bound_to_device(t.facts.fs, script)
+
+
+def _after_readd(iface, again: list[str], balancer: bool) -> AfterReadd:
+    """The new IRQs of a re-added device start at the kernel's default affinity; a running
+    irqbalance is told of the add (a udev rule signals it, and its periodic rescan finds
+    new IRQs) and places them itself, whatever pinned them."""
+    if balancer:
+        return AfterReadd(MOVED_BY_IRQBALANCE, "irqbalance runs and places the new IRQs of a re-added device", FAIL)
+    if again:
+        return AfterReadd("pinned", f"re-applied on add by {', '.join(again)}", PASS)
+    return AfterReadd("default affinity", f"driver default (the kernel's default affinity for the new IRQs of {iface.name}; "
+                               "no mechanism that pins them runs on its add event)", FAIL)
 
 
 def _fix(iface) -> Fix:

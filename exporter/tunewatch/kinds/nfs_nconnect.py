@@ -46,9 +46,12 @@ def supported(host, v: dict) -> bool | None:
 def evaluate(t: Target) -> list[ObjectResult]:
     wanted = t.vars["nconnect"]
     want = f"nconnect={wanted}"
-    host = t.facts.host
-    kernel_ok = supported(host, t.vars)
     fstab = t.vars.get("source", "runtime") == "fstab"
+    host, kernel_named = t.facts.host, t.facts.host.kernel
+    if fstab:  # the fstab line is mounted by the kernel that boots next: its support counts
+        nxt = t.facts.next_kernel
+        host, kernel_named = host.replace(kernel=nxt.release), nxt.describe()
+    kernel_ok = supported(host, t.vars)
     entries = t.facts.fstab if fstab else []
 
     def one(mount):
@@ -59,7 +62,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                 "cannot tell whether nconnect is supported")
         if running is None and not kernel_ok:
             return ObjectResult(mount.mount_point, NOTAPPLICABLE, want, "unsupported",
-                                f"kernel {host.kernel} ({host.os_id}) does not support nconnect")
+                                f"kernel {kernel_named} ({host.os_id}) does not support nconnect")
         boot: dict = {}
         if fstab:
             entry = fstab_entry(entries, mount.mount_point)

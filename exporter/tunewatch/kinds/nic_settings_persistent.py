@@ -18,7 +18,8 @@ import re
 
 from ..errors import FactError, ParseError
 from ._predict import complete, configured_by
-from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
+from ..facts import readd
+from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
 from .base import Target, as_number, per_object
 
 VARS_SCHEMA = {
@@ -53,15 +54,17 @@ def _satisfies(value: str, wanted) -> bool:
     return value == wanted
 
 
-def _script_entries(t: Target, iface) -> list[tuple[str, dict]]:
-    """(source, settings) of known start-up programs run by a boot mechanism."""
+def _script_entries(t: Target, iface, on_add: bool = False) -> list[tuple[str, dict]]:
+    """(source, settings) of known start-up programs run by a boot mechanism (`on_add`:
+    only those that run again when the device is added: a unit the device pulls in)."""
     found = []
     for spec in t.vars.get("scripts", []):
         if iface.driver not in spec["drivers"]:
             continue
         pattern = re.compile(spec["pattern"])
         for script in t.facts.boot_scripts:
-            if script.problem is None and script.mechanism != "udev" and pattern.search(script.text):
+            if script.problem is None and script.mechanism != "udev" and pattern.search(script.text) \
+                    and (not on_add or readd.bound_to_device(t.facts.fs, script)):
                 node_cpus = len(t.facts.topology.node_cpus(iface.node_or_zero()))
                 settings = {k: str(node_cpus) if v == "node_cpus" else str(v) for k, v in spec["settings"].items()}
                 found.append((f"{script.source} (runs {pattern.pattern})", settings))
@@ -105,15 +108,60 @@ def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
 
 
 def _driver_default(t: Target, iface, key: str):
+    """The driver default of the kernel that boots next (Facts.default names it)."""
     try:
-        host, vcpus = t.facts.host, len(t.facts.topology.online)
+        vcpus = len(t.facts.topology.online)
     except (FactError, ParseError):
-        host, vcpus = None, None
+        vcpus = None
     try:
         device = t.facts.ethtool(iface.name)
     except (FactError, ParseError):
         device = None
-    return t.facts.defaults.lookup(iface.driver, key, host, vcpus, device)
+    return t.facts.default(iface.driver, key, vcpus, device)
+
+
+def _predict(t: Target, iface, judged: dict, applied: list[tuple[str, dict]], on_add: bool = False):
+    """What `applied` (source, settings) leaves on `iface`, key by key, the driver default
+    where nothing sets a key: (found, missing, predicted, sources, assumed)."""
+    found, missing, predicted, sources, assumed = [], [], [], [], []
+    for key, (wanted, _why) in judged.items():
+        hits = [(src, settings[key]) for src, settings in applied if key in settings
+                and _satisfies(settings[key], wanted)]
+        wrong = [(src, settings[key]) for src, settings in applied if key in settings
+                 and not _satisfies(settings[key], wanted)]
+        if hits or wrong:
+            src, value = (hits or wrong)[0]
+            source = f"re-applied on add by {src}" if on_add else configured_by(src)
+            if hits:
+                found.append(f"{key} via {src}")
+            else:
+                missing.append(f"{key} (set to {'; '.join(f'{v} by {s}' for s, v in wrong)})")
+        else:
+            default = _driver_default(t, iface, key)
+            value = default.value if default else UNKNOWN
+            source = default.source if default else "not configured; the driver default is unknown"
+            if default is not None and _satisfies(default.value, wanted):
+                found.append(f"{key} not configured, {default.source} meets {wanted}")
+                if "assuming" in default.assumption:
+                    assumed.append(default.assumption.split("; ", 1)[1])
+            elif default is not None:
+                missing.append(f"{key} (not configured for boot; it comes back at the {default.source}, "
+                               f"not {wanted}; {default.assumption})")
+            else:
+                missing.append(f"{key} (not configured for boot; the driver default is unknown)")
+        predicted.append(f"{key}={value}")
+        sources.append(f"{key}: {source}" if len(judged) > 1 else source)
+    return found, missing, predicted, sources, assumed
+
+
+def _joined(predicted: list[str], n: int) -> str:
+    return "; ".join(predicted) if n > 1 else predicted[0].split("=", 1)[1]
+
+
+def _after_readd(t: Target, iface, judged: dict, applied: list[tuple[str, dict]]) -> AfterReadd:
+    """The same prediction from only the mechanisms that run on the device's add event."""
+    _found, missing, predicted, sources, _assumed = _predict(t, iface, judged, applied, on_add=True)
+    return AfterReadd(_joined(predicted, len(judged)), "; ".join(sources), FAIL if missing else PASS)
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
@@ -128,41 +176,17 @@ def evaluate(t: Target) -> list[ObjectResult]:
                 required.update(req["settings"])
         if not required:
             return ObjectResult(iface.name, PASS, "-", "-", f"nothing to persist for the {iface.driver} driver",
-                                predicted="-", source="nothing required for the driver")
+                                predicted="-", source="nothing required for the driver",
+                                after_readd=AfterReadd("-", "nothing required for the driver", PASS))
         judged = {k: _requirement(t, iface, k, v) for k, v in required.items()}
         want = " ".join(f"{k} {v}{why}" for k, (v, why) in judged.items())
         mine = [e for e in persisted if iface.name in e.targets]
         applied = [(e.source, e.settings) for e in mine if not e.problem] + _script_entries(t, iface)
-        found, missing, predicted, sources, assumed = [], [], [], [], []
-        for key, (wanted, _why) in judged.items():
-            hits = [(src, settings[key]) for src, settings in applied if key in settings
-                    and _satisfies(settings[key], wanted)]
-            wrong = [(src, settings[key]) for src, settings in applied if key in settings
-                     and not _satisfies(settings[key], wanted)]
-            if hits or wrong:
-                src, value = (hits or wrong)[0]
-                source = configured_by(src)
-                if hits:
-                    found.append(f"{key} via {src}")
-                else:
-                    missing.append(f"{key} (set to {'; '.join(f'{v} by {s}' for s, v in wrong)})")
-            else:
-                default = _driver_default(t, iface, key)
-                value = default.value if default else UNKNOWN
-                source = default.source if default else "not configured; the driver default is unknown"
-                if default is not None and _satisfies(default.value, wanted):
-                    found.append(f"{key} not configured, {default.source} meets {wanted}")
-                    if "assuming" in default.assumption:
-                        assumed.append(default.assumption.split("; ", 1)[1])
-                elif default is not None:
-                    missing.append(f"{key} (not configured for boot; it comes back at the {default.source}, "
-                                   f"not {wanted}; {default.assumption})")
-                else:
-                    missing.append(f"{key} (not configured for boot; the driver default is unknown)")
-            predicted.append(f"{key}={value}")
-            sources.append(f"{key}: {source}" if len(judged) > 1 else source)
-        boot = dict(predicted="; ".join(predicted) if len(judged) > 1 else predicted[0].split("=", 1)[1],
-                    source="; ".join(sources))
+        found, missing, predicted, sources, assumed = _predict(t, iface, judged, applied)
+        readd_applied = [(e.source, e.settings) for e in mine if not e.problem and e.on_add] \
+            + _script_entries(t, iface, on_add=True)
+        after = _after_readd(t, iface, judged, readd_applied)
+        boot = dict(predicted=_joined(predicted, len(judged)), source="; ".join(sources), after_readd=after)
         if not missing:
             note = f" ({'; '.join(dict.fromkeys(assumed))})" if assumed else ""
             return ObjectResult(iface.name, PASS, want, "; ".join(found), f"{iface.name}: " + "; ".join(found) + note,

@@ -54,13 +54,17 @@ def _origin(value) -> str:
 
 
 def _default(t: Target, boot, key: str):
-    """The value the key comes back with when nothing sets it (content), or None."""
-    module = boot.module_of.get(key, "kernel")
+    """The value the key comes back with when nothing sets it (content, for the kernel
+    that boots next), or None."""
+    return t.facts.default(boot.module_of.get(key, "kernel"), key)
+
+
+def _builtin_of(t: Target) -> str:
+    """Which kernel's modules.builtin said the module is not built in (the next kernel's)."""
     try:
-        host = t.facts.host
+        return f" (modules.builtin of {t.facts.next_kernel.describe()})"
     except (FactError, ParseError):
-        host = None
-    return t.facts.defaults.lookup(module, key, host)
+        return ""  # not reached: modules_boot raised the same error before a module was judged late
 
 
 def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
@@ -71,7 +75,7 @@ def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
     sysctl_source = next((v for c in boot.consumers for v in [c.values.get(key)] if v is not None), None)
     if late is not None and (sysctl_source or in_conf):
         where = (sysctl_source or in_conf).source
-        never = f"{where} sets {key} but never reaches it: {late.why}"
+        never = f"{where} sets {key} but never reaches it: {late.why}{_builtin_of(t)}"
         hint = f"; {never}"
     elif in_conf and not boot.sysctl_conf_linked:
         never = (f"{in_conf.source} is read by systemd-sysctl only through a sysctl.d link "

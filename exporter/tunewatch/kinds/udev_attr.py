@@ -74,17 +74,19 @@ def nfsrahead_value(items, fstype: str) -> tuple[int, str]:
 
 
 def _kernel_default(t: Target, mount) -> tuple[int | None, str]:
-    kernel = t.facts.host.kernel
+    """The NFS bdi read-ahead of the kernel that boots next (content `kernel_defaults`)."""
+    nxt = t.facts.next_kernel
+    kernel, of = nxt.release, f" of {nxt.describe()}"
     for d in sorted(t.vars.get("kernel_defaults", []), key=lambda d: _version(d["since"]), reverse=True):
         if _version(kernel) >= _version(d["since"]):
             if "value" in d:
-                return d["value"], f"kernel default (Linux {kernel} >= {d['since']}: {d['value']} KiB; {d['source']})"
+                return d["value"], f"kernel default (Linux {kernel} >= {d['since']}: {d['value']} KiB; {d['source']}){of}"
             rsize = dict(mount.super_options).get("rsize")
             if rsize and rsize.isdigit():
                 kb = int(rsize) // 4096 * d["rsize_pages_times"] * 4
                 return kb, (f"kernel default (Linux {kernel} >= {d['since']}: rsize {rsize} in pages x "
-                            f"{d['rsize_pages_times']} = {kb} KiB; {d['source']})")
-    return None, f"the kernel default for Linux {kernel} is unknown"
+                            f"{d['rsize_pages_times']} = {kb} KiB; {d['source']}){of}")
+    return None, f"the kernel default for Linux {kernel} is unknown{of}"
 
 
 def _bdi_device(t: Target, mount, items, used: list[str]) -> udev.UdevDevice:

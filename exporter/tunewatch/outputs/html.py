@@ -205,6 +205,16 @@ def _about(check, runbook: str | None, cid: str, sections: dict[str, str]) -> st
     return f'<div class="about">{"".join(parts)}</div>' if parts else ""
 
 
+def _readd(objects: list[dict]) -> str:
+    """Objects whose verdict after a re-add of the device differs from the next-boot one."""
+    differ = [o for o in objects if o.get("after_readd") and o["after_readd"]["status"] != o["status"]
+              and o["status"] not in ("notapplicable", "waived")]
+    items = "".join(f'<li>{_name(str(o["object"]))} {_badge(o["after_readd"]["status"])} '
+                    f'{_words(str(o["after_readd"]["source"]))}</li>' for o in differ)
+    return (f'<div class="readd"><p><strong>After a re-add of the device</strong> (a VF re-added during host '
+            f"servicing, a driver reload; not a reboot):</p><ul>{items}</ul></div>") if differ else ""
+
+
 def _check_section(r: dict, check, runbook: str | None, sections: dict[str, str]) -> str:
     cid = r["check"]
     shown = [o for o in r["objects"] if o["status"] not in ("pass", "notapplicable")]
@@ -218,7 +228,7 @@ def _check_section(r: dict, check, runbook: str | None, sections: dict[str, str]
     return (f'<section id="check-{escape(cid)}">\n'
             f'<h2>{_badge(r["status"])} {escape(r["title"])} <span class="id">{_name(cid)}</span>'
             f' <span class="sev sev-{escape(r["severity"])}">{escape(r["severity"])}</span></h2>\n'
-            f"{_about(check, runbook, cid, sections)}\n{body}\n</section>")
+            f"{_about(check, runbook, cid, sections)}\n{_readd(r['objects'])}{body}\n</section>")
 
 
 def _remediate_hint(d: dict) -> str:

@@ -47,6 +47,8 @@ MAX_LABEL_CHARS = 100
 # irq, cpus, node), never from object names or text: per-IRQ gauges in detail, per-node
 # counts by default. The first object that places an IRQ counts.
 MULTIPLE_NODES = "multiple"
+# after_readd.source of a setting no device event touches (kinds/_predict.py NOT_AFFECTED)
+NOT_AFFECTED_BY_READD = "not affected by a re-add"
 
 
 def _label(value: Any) -> str:
@@ -102,6 +104,15 @@ def _scan_families(result: Any, detail: bool = False) -> list[Metric]:
         for status in STATUSES if detail else COUNTED_BY_DEFAULT:
             if detail or counts[status]:
                 check_objects.add_metric([check.check, status], float(counts[status]))
+    lost = _gauge("tunewatch_check_objects_lost_on_readd",
+                  "Number of the check's objects that a re-add of their device (an Azure VF re-added during host "
+                  "servicing, a driver reload or update) leaves failing: after_readd status fail. One series per "
+                  "applicable check whose objects a device event touches.", ("check",))
+    for check in result.results:
+        afters = [o.after_readd for o in check.objects if o.after_readd is not None
+                  and o.after_readd.source != NOT_AFFECTED_BY_READD]
+        if check.status != "notapplicable" and afters:
+            lost.add_metric([check.check], float(sum(a.status == "fail" for a in afters)))
     compliant = _gauge("tunewatch_host_compliant", "1 when no selected check fails or errors, else 0.", ("profile",))
     compliant.add_metric([profile], 0.0 if any(c.status in NOT_COMPLIANT for c in result.results) else 1.0)
 
@@ -110,7 +121,7 @@ def _scan_families(result: Any, detail: bool = False) -> list[Metric]:
     # compare against); every node with detail. So the default never grows with the number
     # of NUMA nodes on a host where nothing applies.
     irq_nodes = None if detail else {s.labels["node"] for s in placement.samples}
-    families: list[Metric] = [check_status, check_objects, compliant]
+    families: list[Metric] = [check_status, check_objects, lost, compliant]
     families += _host_families(result, irq_nodes)
     families.append(placement)
     if detail:

@@ -28,6 +28,8 @@ def _object_dict(o) -> dict:
     d = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual, "message": o.message}
     if o.predicted is not None:
         d["predicted"], d["source"] = o.predicted, o.source
+    if o.after_readd is not None:
+        d["after_readd"] = o.after_readd.to_dict()
     if o.fix is not None:
         d["fix"] = o.fix.to_dict()
     if o.waiver:
@@ -43,13 +45,23 @@ def render_junit(result: ScanResult) -> str:
     """One testsuite per scan, one testcase per check object (CI dashboards count objects)."""
     import xml.etree.ElementTree as ET  # here: the JSON and text reports do not need it
 
+    suite = junit_suite(result)
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def junit_suite(result: ScanResult, name: str | None = None):
+    """The scan's <testsuite> element; `name` (a VM of a fleet report) replaces the hostname."""
+    import xml.etree.ElementTree as ET
+
     cases = [(r, o) for r in result.results for o in r.objects]
-    suite = ET.Element("testsuite", name=f"tunewatch.{result.profile}", tests=str(len(cases)),
+    suite = ET.Element("testsuite", name=f"tunewatch.{result.profile}" + (f".{name}" if name else ""),
+                       tests=str(len(cases)),
                        failures=str(sum(o.status == "fail" for _, o in cases)),
                        errors=str(sum(o.status == "error" for _, o in cases)),
                        skipped=str(sum(o.status in ("notapplicable", "waived") for _, o in cases)),
                        time=f"{result.duration_seconds:.6f}",
-                       hostname=result.host.hostname if result.host else "unknown")
+                       hostname=name or (result.host.hostname if result.host else "unknown"))
     for r, o in cases:
         case = ET.SubElement(suite, "testcase", classname=f"tunewatch.{r.check}", name=o.object)
         detail = f"expected: {o.expected}\nactual: {o.actual}"
@@ -59,5 +71,4 @@ def render_junit(result: ScanResult) -> str:
             ET.SubElement(case, "error", message=o.message).text = detail
         elif o.status in ("notapplicable", "waived"):
             ET.SubElement(case, "skipped", message=o.message)
-    ET.indent(suite)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    return suite

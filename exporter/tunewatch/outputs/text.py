@@ -154,6 +154,19 @@ def _object_lines(r, width: int, verbose: bool, paint) -> list[str]:
     return lines
 
 
+def _readd_line(r, width: int) -> list[str]:
+    """One line when an object's verdict after a re-add of its device (an Azure VF
+    re-added during host servicing, a driver reload) is not its next-boot verdict."""
+    differ = [o for o in r.objects if o.after_readd is not None and o.after_readd.status != o.status
+              and o.status not in ("notapplicable", "waived")]
+    if not differ:
+        return []
+    first = differ[0].after_readd
+    detail = _OBJ_INDENT + " " * _OBJ_STATUS
+    text = f"after a re-add of the device (not a reboot): {first.status} for {_names(differ)}: {first.source}"
+    return _wrap(text, width, _OBJ_INDENT + "re-add".ljust(_OBJ_STATUS - 1) + " ", detail)
+
+
 def _headed(status: str, text: str, width: int, paint) -> list[str]:
     """A check line: the status in its column, the text wrapped and indented under itself."""
     pad = " " * _STATUS_WIDTH
@@ -184,7 +197,7 @@ def render_text(result: ScanResult, colour: bool = False, verbose: bool = False,
                 head += f" ({bad} of {len(r.objects)} objects)" if status in ("fail", "error", "waived") else ""
             lines += _headed(status, head, width, paint)
             if not brief:
-                lines += _object_lines(r, width, verbose, paint)
+                lines += _object_lines(r, width, verbose, paint) + _readd_line(r, width)
     s = result.summary
     lines += ["", "summary: " + ", ".join(f"{s[k]} {k}" for k in _ORDER)
               + f" ({len(result.results)} checks, {result.duration_seconds * 1000:.0f} ms)"]

@@ -7,7 +7,11 @@ NetworkManager, else a udev rule; the settings of an Accelerated Networking VF a
 into a udev rule matching the VF's driver (`DRIVERS==` matches the PCI parent, udev(7)),
 because VF names change after a redeploy and NetworkManager usually leaves VFs unmanaged.
 IRQ pinning at boot runs a script that finds the data vectors by name: for a VF from a udev
-rule matching its driver (run with the VF's name, `%k`), for other NICs from an enabled unit.
+rule matching its driver (run with the VF's name, `%k`), for other NICs from a unit bound to
+the NIC's device unit (`BindsTo=`/`WantedBy=sys-subsystem-net-devices-<nic>.device`), so it
+runs at boot and again whenever the NIC is re-added (systemd.device(5)), never from a boot
+oneshot. Objects that pass for the next boot but whose `after_readd` fails (a boot oneshot,
+a dispatcher script keyed on the master) get the same mechanisms: each survives a re-add.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from ..parsers.cpulist import format_cpulist
 from ..parsers.ethtool_args import parse_ethtool_options
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
+from ..kinds.irq_affinity_persistent import MOVED_BY_IRQBALANCE
 from ..kinds.nic_irqs import allowed_cpus
+from ..results import FAIL, PASS
 from .context import Context, _failed, _show
 from .irqpin import IRQ_SCRIPT_TEXT
 from .steps import (
@@ -35,6 +41,17 @@ IRQ_SCRIPT = "usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh"
 
 
 # -- NICs ---------------------------------------------------------------------------------------
+
+_DEVICE_KINDS = ("nic_settings_persistent", "irq_affinity_persistent")
+
+
+def lost_on_readd(result) -> list:
+    """Objects tuned for the next boot whose setting a re-add of the device loses (not where
+    irqbalance is the cause: irqbalance-disabled fixes that)."""
+    if result.kind not in _DEVICE_KINDS:
+        return []
+    return [o for o in result.objects if o.status == PASS and o.after_readd is not None
+            and o.after_readd.status == FAIL and o.after_readd.predicted != MOVED_BY_IRQBALANCE]
 
 
 def _probe(section: str, iface: str, key: str) -> str:
@@ -144,7 +161,26 @@ def _wicked_assignments(existing: str, iface: str, settings: dict[str, str], sou
                                                   for n, c in enumerate(commands[1:], 1)]
 
 
+def _ethtool_udev_rule(sel, iface, settings: dict[str, str]) -> Step:
+    """Runs on every add of the NIC: at boot and when it is re-added (a VF by its driver,
+    whatever its name; another NIC by its name)."""
+    rule = ", ".join(f'RUN+="{ETHTOOL} {c.replace(iface.name, "$name", 1)}"' for c in _commands(iface.name, settings))
+    if iface.master:
+        rel, match, what = (f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.driver}.rules",
+                            f'DRIVERS=="{iface.driver}"', f"every {iface.driver} interface")
+    else:
+        rel, match, what = f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.name}.rules", f'KERNEL=="{iface.name}"', iface.name
+    return Step(sel.check.id, iface.name, PERSISTENT, f"udev rule /{rel} for {what}",
+                WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id}): at boot and when the "
+                               f"device is added again\nACTION==\"add\", SUBSYSTEM==\"net\", {match}, {rule}"))
+
+
 def nic_settings_persistent(ctx: Context, sel, result):
+    for obj in lost_on_readd(result):  # tuned for the next boot, not for a re-add: a rule that runs on every add
+        iface = ctx.interface(obj.object)
+        settings = _required(sel, iface.driver if iface else None)
+        if settings and iface is not None:
+            yield _ethtool_udev_rule(sel, iface, settings)
     for obj in _failed(result):
         iface = ctx.interface(obj.object)
         settings = _required(sel, iface.driver if iface else None)
@@ -152,13 +188,7 @@ def nic_settings_persistent(ctx: Context, sel, result):
             continue
         ifcfg = _ifcfg(ctx, iface.name)
         if iface.master or ifcfg is None and not ctx.uses_network_manager():
-            rule = ", ".join(f'RUN+="{ETHTOOL} {c.replace(iface.name, "$name", 1)}"'
-                             for c in _commands(iface.name, settings))
-            rel = f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.driver}.rules"
-            yield Step(sel.check.id, iface.name, PERSISTENT, f"udev rule /{rel} for every {iface.driver} interface",
-                       WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id}): at boot and when the "
-                                      f"driver binds again\nACTION==\"add\", SUBSYSTEM==\"net\", "
-                                      f"DRIVERS==\"{iface.driver}\", {rule}"))
+            yield _ethtool_udev_rule(sel, iface, settings)
             continue
         keyfile = None if ifcfg else _nm_keyfile(ctx, iface.name)
         if keyfile and all(k in NM_ETHTOOL_KEYS for k in settings):
@@ -217,15 +247,19 @@ def _escape_for_exec(text: str) -> str:
 
 
 def _irq_unit(sel, iface, cpus: str, control: str):
-    """An enabled unit pinning a NIC with a stable name (not a VF) at boot."""
+    """A unit pinning a NIC with a stable name (not a VF), bound to its device unit: started
+    when the NIC appears, at boot and on every re-add, and stopped when it goes
+    (systemd.device(5); systemd.unit(5) `BindsTo=`), so its RemainAfterExit state never
+    keeps it from running again."""
     unit = f"tunewatch-irq-affinity-{iface.name}.service"
-    yield Step(sel.check.id, iface.name, PERSISTENT, f"unit {unit}: runs /{IRQ_SCRIPT} for {iface.name} at boot",
+    device = f"sys-subsystem-net-devices-{iface.name}.device"
+    yield Step(sel.check.id, iface.name, PERSISTENT, f"unit {unit}: runs /{IRQ_SCRIPT} whenever {iface.name} appears",
                WriteFile(f"etc/systemd/system/{unit}",
                          f"# written by tunewatch remediate ({sel.check.id})\n[Unit]\n"
                          f"Description=Pin the data IRQs of {iface.name} to CPUs {cpus}\n"
-                         "After=network.target\n\n[Service]\nType=oneshot\n"
+                         f"BindsTo={device}\nAfter={device}\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\n"
                          f"ExecStart=/{IRQ_SCRIPT} {cpus} {iface.name} '{control}'\n\n"
-                         "[Install]\nWantedBy=multi-user.target"))
+                         f"[Install]\nWantedBy={device}"))
     yield Step(sel.check.id, iface.name, PERSISTENT, f"systemctl enable {unit}", EnableUnit(unit))
 
 
@@ -254,7 +288,7 @@ def irq_affinity_persistent(ctx: Context, sel, result):
     t = ctx.target(runtime) if runtime else None
     control = _escape_for_exec("|".join(runtime.vars.get("control_irq_patterns", [])) or "^$") if runtime else ""
     vf_groups: dict[tuple[str, str], list] = {}
-    for obj in _failed(result):
+    for obj in _failed(result) + lost_on_readd(result):
         iface = ctx.interface(obj.object)
         if iface is None or t is None:
             yield Step(sel.check.id, obj.object, MANUAL, "pin IRQs at boot",

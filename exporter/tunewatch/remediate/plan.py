@@ -1,4 +1,6 @@
-"""The remediation plan of one scan: steps for the failed checks only, in a safe order."""
+"""The remediation plan of one scan: steps for the failed checks only (and NIC settings or
+IRQ pinning that pass for the next boot but are lost when the device is re-added), in a
+safe order."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from ..errors import FactError, ParseError
 from ..results import FAIL
 from .hostview import HostView
 from .steps import MANUAL, Command, Note, Plan, Step
+from .nic import lost_on_readd
 from .templates import TEMPLATES, Context, fstab_steps
 
 
@@ -20,7 +23,7 @@ def build_plan(view: HostView) -> Plan:
     ctx = Context(view)
     steps: list[Step] = []
     for result in r.results:
-        if result.status != FAIL:
+        if result.status != FAIL and not lost_on_readd(result):  # tuned for the next boot, not for a re-add
             continue
         template = TEMPLATES.get(result.kind)
         try:

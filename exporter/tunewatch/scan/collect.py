@@ -36,6 +36,7 @@ from ..facts.services import UNIT_DIRS
 from ..facts.netconfig import LINK_DIRS, NM_DIRS
 from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
 from ..facts.modules import MODULES_LOAD_DIRS
+from ..facts.nextkernel import BLS_DIR, GRUB_CFGS, GRUBENVS, VMLINUZ_LINK
 from ..facts.udev import RULES_DIRS
 from ..host.fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
 from ..parsers.mountinfo import parse_mountinfo
@@ -64,7 +65,11 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPRO
           ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
           *((d, "*.rules") for d in RULES_DIRS), ("etc", "nfs.conf"), ("etc/nfs.conf.d", "*.conf"), ("etc/cron.d", "*"),
-          ("vmware", "*.vmx"), ("vmware/esxcli", "*.txt")]
+          ("vmware", "*.vmx"), ("vmware/esxcli", "*.txt"),
+          ("etc/default/grub.d", "*.cfg"), (BLS_DIR, "*.conf")]
+# the boot loader's choice of the next kernel (facts/nextkernel.py): small text files only;
+# boot/vmlinuz is kept as a link, never the kernel image it names
+NEXT_KERNEL_FILES = ("etc/default/grub", "etc/sysconfig/kernel", *GRUB_CFGS, *GRUBENVS)
 # filestat.json records owner and mode of the configuration copied from these trees
 STAT_TREES = ("etc/", "usr/lib/", "lib/", "run/", "var/spool/")
 # sysfs attributes of an interface that its facts read (netdevice: MAC, its origin, ARPHRD type)
@@ -393,10 +398,19 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
             s.copy_dir(d, pattern)
     for rel, text in sorted((vsphere or {}).items()):
         s.write(rel, text)
-    release = s.fs.read_value("proc/sys/kernel/osrelease") or ""
-    if release and "/" not in release:  # facts/modules.py: modules built into the running kernel
-        for d in ("lib/modules", "usr/lib/modules"):
-            s.copy(f"{d}/{release}/modules.builtin")
+    for rel in NEXT_KERNEL_FILES:
+        s.copy_or_link(rel)  # RHEL 8 EFI: grub2/grubenv links to ../efi/EFI/redhat/grubenv
+    try:
+        vmlinuz = s.fs.readlink(VMLINUZ_LINK)
+    except TunewatchError as e:
+        vmlinuz = None
+        s.warn(VMLINUZ_LINK, str(e))
+    if vmlinuz is not None:
+        s.symlink(VMLINUZ_LINK, vmlinuz)
+    for d in ("lib/modules", "usr/lib/modules"):  # facts/modules.py: built into the kernel that boots next
+        for release in s.listdir(d):
+            if "/" not in release and s.is_dir(f"{d}/{release}"):
+                s.copy(f"{d}/{release}/modules.builtin")
     for d in ("etc/tuned", "usr/lib/tuned", "lib/tuned"):
         for name in s.listdir(d):
             s.copy(f"{d}/{name}/tuned.conf")

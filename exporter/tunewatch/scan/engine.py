@@ -13,7 +13,7 @@ import time
 from .. import kinds
 from ..content.catalog import Content, ResolvedProfile, SelectedCheck
 from ..errors import FactError, ParseError
-from ..kinds._predict import complete as complete_prediction
+from ..kinds._predict import complete as complete_prediction, complete_readd, is_persistent
 from ..kinds.base import Target
 from ..kinds.selectors import condition_holds, select_interfaces
 from ..results import ERROR, NOTAPPLICABLE, CheckResult, NicInfo, ObjectResult, ScanResult, worst
@@ -22,6 +22,7 @@ TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annot
 if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
     from ..facts.context import Facts
     from ..facts.host import Host
+    from ..host.fs import FS
     import datetime as dt  # at run time only with waivers (issue 22)
     from ..content.waivers import Waiver
     from typing import Callable
@@ -56,6 +57,19 @@ def evaluate_check(sel: SelectedCheck, facts: Facts, scope: dict) -> CheckResult
                        worst(o.status for o in objects), objects, check.runtime_check)
 
 
+def _runtime_of(check_id: str | None, profile: ResolvedProfile, facts: Facts, done: list[CheckResult],
+                early: dict[str, CheckResult]) -> CheckResult | None:
+    """The runtime check's result (evaluated now, and kept for its turn, when it comes later)."""
+    if not check_id:
+        return None
+    found = next((r for r in done if r.check == check_id), None) or early.get(check_id)
+    if found is None:
+        sel = next((s for s in profile.checks if s.check.id == check_id), None)
+        if sel is not None:
+            found = early[check_id] = evaluate_check(sel, facts, profile.scope)
+    return found
+
+
 def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:
     nics = []
     try:
@@ -80,6 +94,8 @@ def _failed(sel: SelectedCheck, why: str, actual: str = "internal error") -> Che
     obj = ObjectResult("-", ERROR, "", actual, f"{check.id}: {why}")
     if check.runtime_check:
         complete_prediction([obj])
+    if is_persistent(check):
+        complete_readd(check.kind, [obj])
     return CheckResult(check.id, check.title, check.severity, check.kind, ERROR, [obj], check.runtime_check)
 
 
@@ -90,20 +106,29 @@ def _timed_out(sel: SelectedCheck, timeout: float) -> CheckResult:
 
 def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: list[Waiver] | None = None,
          today: dt.date | None = None, timeout: float | None = None,
-         on_result: Callable[[CheckResult], None] | None = None, host_mountinfo: bytes | None = None) -> ScanResult:
+         on_result: Callable[[CheckResult], None] | None = None, host_mountinfo: bytes | None = None,
+         fs: FS | None = None) -> ScanResult:
     """Evaluate every selected check in this thread. With `timeout` (seconds) no fact is
     read after the deadline: checks that still need one get an `error` result saying the
     scan timed out. `on_result` sees each check's result as soon as it is decided.
-    `host_mountinfo`: the scanning host's /proc/self/mountinfo, already read this scan."""
+    `host_mountinfo`: the scanning host's /proc/self/mountinfo, already read this scan. `fs`:
+    the view of `root` to read through, when one scan judges several objects from one root
+    (a vSphere fleet: one empty root, its mount guard computed once, not per VM)."""
     from ..facts.context import Facts  # here, not at import: every fact reader and parser comes with it
-    from ..host.fs import FS
 
     started, t0 = time.time(), time.perf_counter()
     deadline = None if timeout is None else time.monotonic() + timeout
-    facts = Facts(FS(root, host_mountinfo), _module_params(profile), deadline, content.defaults)
+    if fs is None:
+        from ..host.fs import FS
+        fs = FS(root, host_mountinfo)
+    facts = Facts(fs, _module_params(profile), deadline, content.defaults)
     results = []
+    early: dict[str, CheckResult] = {}  # runtime checks decided ahead of their turn for a -persistent one
     for sel in profile.checks:
-        result = evaluate_check(sel, facts, profile.scope)
+        result = early.pop(sel.check.id, None) or evaluate_check(sel, facts, profile.scope)
+        if is_persistent(sel.check):
+            complete_readd(sel.check.kind, result.objects, _runtime_of(sel.check.runtime_check, profile, facts,
+                                                                       results, early), sel.check.runtime_check)
         if waivers:
             from ..content.waivers import apply_waivers
 

@@ -228,6 +228,7 @@ class ExporterHandle:
     loop: ScanLoop[Any]
     scanner: Any  # ChildScan in the default mode, the scan callable otherwise
     limiter: RescanLimiter
+    uevents: Any = None  # a started uevents.UeventWatcher, or None
 
     @property
     def url(self) -> str:
@@ -239,6 +240,8 @@ class ExporterHandle:
         abandoned (both are daemons), never joined beyond the budget."""
         deadline = time.monotonic() + wait
         self.server.shutdown(wait / 2)
+        if self.uevents is not None:
+            self.uevents.stop(min(1.0, max(0.0, deadline - time.monotonic())))
         self.loop.stop(max(0.0, deadline - time.monotonic()))
 
 
@@ -284,7 +287,13 @@ def start_exporter(listen_address: str | Sequence[str], web_config_path: str | N
     servers.append(server)
     loop.start()
     server.start()
-    handle = ExporterHandle(server, loop, scanner, limiter)
+    watcher = None
+    if options.uevents:
+        from .uevents import UeventWatcher
+
+        watcher = UeventWatcher(loop.request_scan, options.uevent_debounce)
+        watcher = watcher if watcher.start() else None
+    handle = ExporterHandle(server, loop, scanner, limiter, watcher)
     for address, url in zip(addresses, server.urls):
         log.info("Listening on", extra={"address": address, "url": url})
     log.info(f"TLS is {'enabled' if web_config.tls else 'disabled'}.",

@@ -56,6 +56,10 @@ class ServeOptions:
     interval: float = 300.0
     timeout: float = 60.0
     isolate: bool = True  # each scan in a child process that is killed on timeout
+    # rescan `uevent_debounce` s after the last net/pci add, remove or move (serve/uevents.py);
+    # off unless asked (the CLI turns it on by default: --no-scan.uevents turns it off)
+    uevents: bool = False
+    uevent_debounce: float = 2.0
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
@@ -81,6 +85,11 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scan.interval", dest="scan_interval", default="5m", help="time between scans (default: 5m)")
     p.add_argument("--scan.timeout", dest="scan_timeout", default="60s",
                    help="a scan running longer is killed and reported as failed (default: 60s)")
+    p.add_argument("--scan.uevents", dest="scan_uevents", action=argparse.BooleanOptionalAction, default=True,
+                   help="rescan soon after a NIC or PCI device is added, removed or renamed (kernel uevents: a "
+                        "re-added VF, a driver reload); --no-scan.uevents scans on the interval only (default: on)")
+    p.add_argument("--scan.uevent-debounce", dest="scan_uevent_debounce", default="2s", metavar="DURATION",
+                   help="rescan this long after the last such uevent (default: 2s)")
     p.add_argument("--log.level", dest="log_level", default="info", choices=("debug", "info", "warn", "error"),
                    help="only log messages with this severity or above (default: %(default)s)")
     p.add_argument("--log.format", dest="log_format", default="logfmt", choices=("logfmt", "json"),
@@ -104,5 +113,6 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
                         max_connections=args.max_connections, max_connections_per_peer=args.max_connections_per_peer,
                         request_timeout=parse_duration(args.request_timeout),
                         rescan_min_interval=parse_duration(args.rescan_min_interval),
-                        interval=parse_duration(args.scan_interval), timeout=parse_duration(args.scan_timeout))
+                        interval=parse_duration(args.scan_interval), timeout=parse_duration(args.scan_timeout),
+                        uevents=args.scan_uevents, uevent_debounce=parse_duration(args.scan_uevent_debounce))
 

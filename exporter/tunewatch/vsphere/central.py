@@ -56,16 +56,20 @@ class StaticSource:
         return OverlayFS(fs, lambda: self.files, self.identity)
 
 
-def scan_vm(content, profile, files: Files, vm_name: str, waivers=None):
-    """One VM judged from its vSphere files alone (an empty root: nothing of this host)."""
+def scan_vm(content, profile, files: Files, vm_name: str, waivers=None, fs=None):
+    """One VM judged from its vSphere files alone, over an empty root (nothing of this host):
+    `fs`, a view of one empty root that a fleet's VMs share, or one made here."""
     from ..scan import engine
-    root = tempfile.mkdtemp(prefix="tunewatch-vsphere-")
+    root = None
+    if fs is None:
+        root = tempfile.mkdtemp(prefix="tunewatch-vsphere-")
     try:
         vmware_facts.use_source(StaticSource(files, identity_files(vm_name)))
-        return engine.scan(content, profile, root, waivers)
+        return engine.scan(content, profile, root or fs.root, waivers, fs=fs)
     finally:
         vmware_facts.use_source(None)
-        os.rmdir(root)
+        if root is not None:
+            os.rmdir(root)
 
 
 @dataclass
@@ -89,13 +93,14 @@ def read_fleet(cfg: VsphereConfig, patterns: list[str],
             chosen = select_vms(cfg, session.list_vms(), patterns, list(tags or []))
         except FactError as e:
             return {}, str(e)
-        hosts: dict[Any, Any] = {}
+        ordered = sorted(chosen, key=lambda vm: vm[1])
+        try:
+            vms, hosts = session.read_fleet([ref for ref, _name, _uuid, _path in ordered])
+        except FactError as e:  # the whole read: every selected VM says why
+            return {name: error_files(str(e), name) for _ref, name, _uuid, _path in ordered}, None
         found: dict[str, Files] = {}
-        for ref, name, _uuid, _path in sorted(chosen, key=lambda vm: vm[1]):
-            try:
-                found[name] = vm_files(session, session.read_vm(ref), hosts)
-            except FactError as e:
-                found[name] = error_files(str(e), name)
+        for (_ref, name, _uuid, _path), vm in zip(ordered, vms):
+            found[name] = error_files(str(vm), name) if isinstance(vm, FactError) else vm_files(session, vm, hosts)
         return found, None
     finally:
         session.close()
@@ -103,10 +108,17 @@ def read_fleet(cfg: VsphereConfig, patterns: list[str],
 
 def scan_fleet(cfg: VsphereConfig, patterns: list[str], content, profile, waivers=None,
                tags: list[str] | None = None) -> FleetResult:
+    from ..host.fs import FS
+    from ..scan.hangsafe import read_host_mountinfo
     files, error = read_fleet(cfg, patterns, tags)
     profile = hypervisor_only(profile)
-    return FleetResult(cfg.endpoint, error, [(name, scan_vm(content, profile, f, name, waivers))
-                                             for name, f in files.items()])
+    root = tempfile.mkdtemp(prefix="tunewatch-vsphere-")  # one empty root for the fleet, not one per VM
+    try:
+        fs = FS(root, read_host_mountinfo())  # its mount guard (this host's mountinfo) worked out once
+        return FleetResult(cfg.endpoint, error, [(name, scan_vm(content, profile, f, name, waivers, fs))
+                                                 for name, f in files.items()])
+    finally:
+        os.rmdir(root)
 
 
 # -- exposition ------------------------------------------------------------------------------

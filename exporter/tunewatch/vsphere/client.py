@@ -121,6 +121,7 @@ class Session:
     def __init__(self, cfg: VsphereConfig):
         self.cfg = cfg
         self._si = None
+        self._content = None  # the ServiceContent, kept for the session
 
     def call(self, fn: Callable[[], T], what: str = "") -> T:
         def guarded() -> T:
@@ -151,9 +152,19 @@ class Session:
             self._si = None
 
     # -- reads -------------------------------------------------------------------------
+    # Each read is one PropertyCollector retrieval of every object it needs (paged by
+    # RetrievePropertiesEx), never one call per VM: a fleet of 1,000 VMs costs a few
+    # requests, as `govc object.collect` does.
+    PAGE = 500  # objects per RetrievePropertiesEx page: vCenter's own default is 100-1000
+
+    def _service_content(self):
+        if self._content is None:  # once per session: SmartConnect already fetched it
+            self._content = self._si.RetrieveContent()
+        return self._content
+
     def _collect(self, vimtype, props: list[str], objs=None) -> list[tuple[object, dict]]:
         from pyVmomi import vmodl
-        content = self._si.RetrieveContent()
+        content = self._service_content()
         pc = content.propertyCollector
         view = None
         if objs is None:
@@ -163,12 +174,17 @@ class Session:
             obj_specs = [vmodl.query.PropertyCollector.ObjectSpec(obj=view, skip=True, selectSet=[traversal])]
         else:
             obj_specs = [vmodl.query.PropertyCollector.ObjectSpec(obj=o) for o in objs]
+            if not obj_specs:
+                return []
         spec = vmodl.query.PropertyCollector.FilterSpec(
             objectSet=obj_specs, propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vimtype, pathSet=props)])
+        options = vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=self.PAGE)
         try:
             found = []
-            for item in pc.RetrieveContents([spec]):
-                found.append((item.obj, {p.name: p.val for p in item.propSet}))
+            page = pc.RetrievePropertiesEx([spec], options)
+            while page is not None:
+                found += [(item.obj, {p.name: p.val for p in item.propSet}) for item in page.objects]
+                page = pc.ContinueRetrievePropertiesEx(page.token) if page.token else None
             return found
         finally:
             if view is not None:
@@ -190,43 +206,88 @@ class Session:
         return self.call(read, " (list VMs)")
 
     def read_vm(self, ref) -> VmFacts:
-        from pyVmomi import vim
-
-        def read():
-            (_, p), = self._collect(vim.VirtualMachine, ["name", "config.uuid", "config.extraConfig",
-                                                         "config.cpuAffinity", "config.hardware.device",
-                                                         "runtime.host"], [ref])
-            extra = {o.key: "" if o.value is None else str(o.value) for o in p.get("config.extraConfig") or []}
-            affinity = p.get("config.cpuAffinity")
-            cpus = tuple(sorted(affinity.affinitySet)) if affinity is not None and affinity.affinitySet else None
-            nics = []
-            for dev in p.get("config.hardware.device") or []:
-                if isinstance(dev, vim.vm.device.VirtualEthernetCard):
-                    nics.append((_ethernet_index(dev.unitNumber, dev.key, len(nics)), _virtual_dev(dev)))
-            return VmFacts(p.get("name", ""), (p.get("config.uuid") or "").lower(), extra, cpus,
-                           tuple(sorted(nics)), p.get("runtime.host"))
+        def read() -> VmFacts:
+            found = self._vms([ref])[0]
+            if isinstance(found, FactError):
+                raise found
+            return found
         return self.call(read, " (read VM)")
 
     def read_host(self, ref) -> HostFacts:
-        from pyVmomi import vim
+        def read() -> HostFacts:
+            found = self._hosts([ref])[0]
+            if isinstance(found, FactError):
+                raise found
+            return found
+        return self.call(read, " (read ESXi host)")
 
+    def read_fleet(self, refs: list) -> tuple[list[VmFacts | FactError], dict[str, HostFacts | FactError]]:
+        """The VMs `refs` and their ESXi hosts (by host moId), in one retrieval each under one
+        deadline (the config's timeout for the whole read, not per VM)."""
         def read():
-            (_, p), = self._collect(vim.HostSystem, ["name", "config.hyperThread", "config.powerSystemInfo",
-                                                     "configManager.advancedOption"], [ref])
+            vms = self._vms(refs)
+            host_refs = list({vm.host_ref._moId: vm.host_ref for vm in vms
+                              if isinstance(vm, VmFacts) and vm.host_ref is not None}.values())
+            hosts = dict(zip((h._moId for h in host_refs), self._hosts(host_refs)))
+            return vms, hosts
+        return self.call(read, " (read VMs)")
+
+    def _vms(self, refs: list) -> list[VmFacts | FactError]:
+        """Each VM's facts, or a FactError for a VM gone since it was listed: one paged
+        retrieval of the six properties, parsed without pyVmomi's deserializer (bulkread)."""
+        from pyVmomi import VmomiSupport, vim
+
+        from .bulkread import retrieve_vms
+        stub = self._si._stub
+        rows = retrieve_vms(stub, self._service_content().propertyCollector._moId, [r._moId for r in refs],
+                            self.PAGE)
+        out: list[VmFacts | FactError] = []
+        for ref in refs:
+            raw = rows.get(ref._moId)
+            if raw is None:  # deleted between the listing and this read
+                out.append(FactError(f"vSphere {self.cfg.endpoint}: VM {ref._moId} is gone"))
+                continue
+            nics: list[tuple[int, str]] = []
+            for type_name, key, unit in raw.devices:
+                try:
+                    cls = VmomiSupport.GetWsdlType("urn:vim25", type_name)
+                except KeyError:
+                    continue  # a device type this pyVmomi does not know is no NIC it could name
+                if issubclass(cls, vim.vm.device.VirtualEthernetCard):
+                    nics.append((_ethernet_index(unit, key, len(nics)), _virtual_dev(type_name)))
+            host = vim.HostSystem(raw.host, stub) if raw.host else None
+            out.append(VmFacts(raw.name, raw.uuid, raw.extra, raw.affinity, tuple(sorted(nics)), host))
+        return out
+
+    def _hosts(self, refs: list) -> list[HostFacts | FactError]:
+        """Each host's facts, or the FactError of that host alone (its VMs' VMX checks still run)."""
+        from pyVmomi import vim
+        rows = {ref._moId: p for ref, p in self._collect(vim.HostSystem, [
+            "name", "config.hyperThread", "config.powerSystemInfo", "configManager.advancedOption"], refs)}
+        out: list[HostFacts | FactError] = []
+        for ref in refs:
+            p = rows.get(ref._moId)
+            if p is None:
+                out.append(FactError(f"vSphere {self.cfg.endpoint}: ESXi host {ref._moId} is gone"))
+                continue
             options: dict[str, str] = {}
             manager = p.get("configManager.advancedOption")
-            for key in HOST_OPTIONS if manager is not None else ():  # none: nothing collected
-                try:
-                    for opt in manager.QueryView(key):
-                        options[opt.key] = str(opt.value)
-                except vim.fault.InvalidName:
-                    pass  # not on this ESXi version: the check says "not collected"
+            try:
+                for key in HOST_OPTIONS if manager is not None else ():  # none: nothing collected
+                    try:
+                        for opt in manager.QueryView(key):  # one request per host: no bulk form exists
+                            options[opt.key] = str(opt.value)
+                    except vim.fault.InvalidName:
+                        pass  # not on this ESXi version: the check says "not collected"
+            except Exception as e:  # noqa: BLE001 - this host's options only; the others are read
+                out.append(_explain(self.cfg, e))
+                continue
             ht = p.get("config.hyperThread")
             power = p.get("config.powerSystemInfo")
             policy = power.currentPolicy.shortName if power is not None and power.currentPolicy else None
-            return HostFacts(p.get("name", ""), options, getattr(ht, "available", None),
-                             getattr(ht, "active", None), getattr(ht, "config", None), policy)
-        return self.call(read, " (read ESXi host)")
+            out.append(HostFacts(p.get("name", ""), options, getattr(ht, "available", None),
+                                 getattr(ht, "active", None), getattr(ht, "config", None), policy))
+        return out
 
 
 def _ethernet_index(unit: int | None, key: int, position: int) -> int:
@@ -237,12 +298,11 @@ def _ethernet_index(unit: int | None, key: int, position: int) -> int:
     return position  # a key outside the usual range: the order of the device list
 
 
-def _virtual_dev(dev) -> str:
+def _virtual_dev(type_name: str) -> str:
     """The VMX `ethernetN.virtualDev` value of a device type (VirtualVmxnet3 -> vmxnet3)."""
-    name = type(dev).__name__.rsplit(".", 1)[-1]
     return {"VirtualVmxnet3": "vmxnet3", "VirtualVmxnet3Vrdma": "vrdma", "VirtualE1000e": "e1000e",
             "VirtualE1000": "e1000", "VirtualVmxnet2": "vmxnet2", "VirtualPCNet32": "vlance",
-            "VirtualSriovEthernetCard": "sriov"}.get(name, name.replace("Virtual", "").lower())
+            "VirtualSriovEthernetCard": "sriov"}.get(type_name, type_name.replace("Virtual", "").lower())
 
 
 def _path(name: str, parent, tree: dict) -> str:

@@ -14,7 +14,6 @@ Without --vsphere.config nothing here imports pyVmomi or talks to anyone.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 
 from ..errors import ContentError, FactError
@@ -31,10 +30,11 @@ def add_arguments(p, command: str) -> None:
     tag_help = ("this vSphere tag (TAG in any category, or CATEGORY/TAG; read over the vSphere Automation REST "
                 "API; repeatable)")
     if command == "scan":
-        p.add_argument("--vsphere.vm", dest="vsphere_vm", metavar="NAME",
-                       help="judge this VM (name or glob matching exactly one) from vSphere facts alone")
+        p.add_argument("--vsphere.vm", dest="vsphere_vm", metavar="GLOB",
+                       help="judge this VM from vSphere facts alone; a glob (or --vsphere.tag) that selects "
+                            "several VMs gives one report with a section per VM (text, json or junit)")
         p.add_argument("--vsphere.tag", dest="vsphere_tag", action="append", default=[], metavar="CATEGORY/TAG",
-                       help=f"judge a VM carrying {tag_help}; with --vsphere.vm the VMs either selects; it must be exactly one")
+                       help=f"judge every VM carrying {tag_help}; with --vsphere.vm the VMs either selects")
     elif command == "serve":
         p.add_argument("--vsphere.vm", dest="vsphere_vm", action="append", default=[], metavar="GLOB",
                        help="central mode: export the VMX/ESXi checks of every VM whose name (or, for a GLOB with "
@@ -92,6 +92,31 @@ def fetch_named(cfg, name: str | None, tags: list[str] | None = None):
         return run_with_deadline(run, cfg.timeout, f"vSphere {cfg.endpoint}")
     except FactError as e:
         return shown, error_files(str(e), shown)
+
+
+def scan_many(args, content, profile, waivers):
+    """The FleetResult of `scan --vsphere.vm GLOB` / `--vsphere.tag` when they select several
+    VMs; None otherwise (no vSphere selection, one VM, or none: scan_setup says which)."""
+    cfg = _config(args)
+    name, tags = getattr(args, "vsphere_vm", None), list(getattr(args, "vsphere_tag", None) or [])
+    if cfg is None or (name is None and not tags):
+        return None
+    from . import central
+    from .client import Session, run_with_deadline
+    from .tags import select_vms
+
+    def count() -> int:
+        session = Session(cfg).connect()
+        try:
+            return len(select_vms(cfg, session.list_vms(), [name] if name is not None else [], tags))
+        finally:
+            session.close()
+    try:
+        if run_with_deadline(count, cfg.timeout, f"vSphere {cfg.endpoint}") <= 1:
+            return None
+    except (FactError, ContentError):
+        return None  # the one-VM path reads again and reports it
+    return central.scan_fleet(cfg, [name] if name is not None else [], content, profile, waivers, tags)
 
 
 @contextlib.contextmanager

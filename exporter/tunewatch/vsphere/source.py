@@ -51,23 +51,24 @@ def uuid_forms(text: str) -> set[str]:
 
 def vm_files(session: Session, vm: VmFacts, hosts: dict | None = None) -> Files:
     """The VM's .vmx and its host's esxcli files; a host that cannot be read gives
-    Unreadable esxcli files (the VMX checks still run). `hosts` caches hosts by reference."""
+    Unreadable esxcli files (the VMX checks still run). `hosts`: host moId -> HostFacts or
+    the FactError of reading it, filled here for a host it lacks."""
     host: HostFacts | None = None
     files: Files = {}
-    hosts = {} if hosts is None else hosts
     if vm.host_ref is not None:
-        try:
-            if vm.host_ref not in hosts:
-                try:
-                    hosts[vm.host_ref] = session.read_host(vm.host_ref)
-                except FactError as e:
-                    hosts[vm.host_ref] = e
-            if isinstance(hosts[vm.host_ref], FactError):
-                raise hosts[vm.host_ref]
-            host = hosts[vm.host_ref]
-        except FactError as e:
-            files = {"vmware/esxcli/advanced.txt": Unreadable(str(e)),
-                     "vmware/esxcli/cpu-global.txt": Unreadable(str(e))}
+        hosts = {} if hosts is None else hosts
+        key = vm.host_ref._moId
+        if key not in hosts:
+            try:
+                hosts[key] = session.read_host(vm.host_ref)
+            except FactError as e:
+                hosts[key] = e
+        found = hosts[key]
+        if isinstance(found, FactError):
+            files = {"vmware/esxcli/advanced.txt": Unreadable(str(found)),
+                     "vmware/esxcli/cpu-global.txt": Unreadable(str(found))}
+        else:
+            host = found
     return {**render_files(vm, host), **files}
 
 
