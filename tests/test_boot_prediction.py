@@ -103,6 +103,39 @@ def test_seed003_fixed_the_three_ways_distributions_do(content: Content, example
         assert via in objs[key].message
 
 
+def test_rhel9_tuned_vm_unit_zeroes_bytes_and_reapply_restores_them(content: Content, tmp_path: Path) -> None:
+    """sas-anf-rhel9-tuned: tuned 2.25's virtual-guest writes vm.dirty_ratio = 30 in its [vm]
+    unit after systemd-sysctl set seed 003's vm.dirty_bytes (the kernel zeroes the bytes);
+    reapply_sysctl writes etc/sysctl.conf again. Without it the host boots with 0."""
+    objs = _objects(content, "sas-anf-rhel9-tuned", "azure-sas-grid-anf", "vm-dirty-settings-persistent")
+    bytes_ = objs["vm.dirty_bytes"]
+    assert (bytes_.status, bytes_.predicted, bytes_.source) == ("pass", "31457280", "configured by etc/sysctl.conf:16")
+    assert "tuned (virtual-guest) reapply_sysctl" in bytes_.message
+    root = tmp_path / "host"
+    shutil.copytree(EXAMPLES / "sas-anf-rhel9-tuned", root, symlinks=True)
+    main = root / "etc/tuned/tuned-main.conf"
+    main.write_text(main.read_text().replace("reapply_sysctl = 1", "reapply_sysctl = 0"))
+    scan = engine.scan(content, content.resolve("azure-sas-grid-anf"), str(root))
+    result = next(r for r in scan.results if r.check == "vm-dirty-settings-persistent")
+    got = {o.object: o for o in result.objects}["vm.dirty_bytes"]
+    assert (got.status, got.predicted) == ("fail", "0")
+    assert got.source.startswith("configured by tuned profile virtual-guest (usr/lib/tuned/virtual-guest/tuned.conf)")
+    assert "writing vm.dirty_ratio = 30 (the kernel zeroes vm.dirty_bytes" in got.source and "dirty_ratio_handler()" in got.source
+    assert got.fix.change == "reapply_sysctl = 1"
+
+
+def test_sles15_saptune_note_wins_over_sysctl_d(content: Content) -> None:
+    """sas-anf-sles15-saptune: saptune.service applies SAP note 1984787 after systemd-sysctl,
+    so its vm.dirty_bytes (629145600) is what the host boots with, not seed 003's."""
+    objs = _objects(content, "sas-anf-sles15-saptune", "azure-sas-grid-anf", "vm-dirty-settings-persistent")
+    got = objs["vm.dirty_bytes"]
+    assert (got.status, got.predicted) == ("fail", "629145600")
+    assert got.source == "configured by saptune note usr/share/saptune/notes/1984787:10"
+    assert (got.fix.file, got.fix.change) == ("/etc/saptune/override/1984787", "[sysctl]\nvm.dirty_bytes=")
+    assert {k: o.status for k, o in objs.items() if k != "vm.dirty_bytes"} == {
+        "vm.dirty_expire_centisecs": "pass", "vm.dirty_writeback_centisecs": "pass"}
+
+
 def test_m416_on_6_12_masters_come_back_at_64(content: Content) -> None:
     objs = _objects(content, "azure-m416-kernel-6.12", "azure-sap-hana", "nic-settings-persistent")
     for master in ("eth0", "eth1"):
@@ -128,6 +161,12 @@ def test_pending_6_14_kernel_masters_come_back_at_32(content: Content, tmp_path:
         assert objs[master].source.startswith("driver default (hv_netvsc, Linux 6.14: 32) of 6.14.0-1012-azure "
                                               "(the GRUB default entry 'Ubuntu'")
         assert objs[master].source.endswith("; running 6.8.0-1021-azure)")
+        # a re-add or driver reload without a reboot: the running 6.8's driver, not 6.14's (SPEC §2)
+        after = objs[master].after_readd
+        assert (after.status, after.predicted) == ("pass", "8"), after
+        assert after.source == "driver default (hv_netvsc, Linux 6.8: 8) of the running kernel 6.8.0-1021-azure"
+    for vf in ("enP30832s1", "enP30833s2"):
+        assert (objs[vf].after_readd.status, objs[vf].after_readd.predicted) == ("pass", "16")
     root = tmp_path / "host"
     shutil.copytree(EXAMPLES / "azure-ubuntu-next-kernel-6.14", root, symlinks=True)
     shutil.rmtree(root / "boot")

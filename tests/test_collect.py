@@ -30,7 +30,9 @@ PLATFORM_PROFILE = {"azure-m-rebooted": "azure-sap-hana", "azure-m-tuned": "azur
                     "sas-anf-seed003": "azure-sas-grid-anf", "sas-anf-udev-hook": "azure-sas-grid-anf",
                     "sas-anf-modules-load": "azure-sas-grid-anf", "sas-anf-modprobe-install": "azure-sas-grid-anf",
                     "azure-m416-kernel-6.12": "azure-sap-hana", "azure-ubuntu-next-kernel-6.14": "azure-sap-hana",
-                    "azure-m-pinned-oneshot": "azure-sap-hana", "azure-m-pinned-udev": "azure-sap-hana"}
+                    "azure-m-pinned-oneshot": "azure-sap-hana", "azure-m-pinned-udev": "azure-sap-hana",
+                    "sas-anf-rhel9-tuned": "azure-sas-grid-anf", "sas-anf-sles15-saptune": "azure-sas-grid-anf",
+                    "azure-rhel9-sap-nm-unmanaged": "azure-sap-hana", "azure-ubuntu2404-netplan": "azure-sap-hana"}
 
 
 @pytest.fixture(scope="module")
@@ -275,3 +277,14 @@ def test_cli_collect_summarises_skips_in_one_line_and_lists_them_with_v(tmp_path
     listed = run("-v")
     for rel in binaries:
         assert any(f"skipped {rel}: a binary" in line for line in listed), listed
+
+
+def test_collect_copies_the_default_entry_a_per_interface_key_is_re_added_from():
+    """A per-interface net.* key nothing configures comes back on a re-add as a copy of its
+    `default` entry (kinds/sysctl.py after_readd): collect copies that entry too."""
+    from types import SimpleNamespace as NS
+
+    from tunewatch.scan.collect import _sysctl_keys
+    check = NS(kind="sysctl", applicability={}, vars={"settings": {"net.ipv4.conf.eth0.rp_filter": 2, "vm.swappiness": 10}})
+    fake = NS(checks={"c": check}, profiles=[], resolve=None)
+    assert _sysctl_keys(fake) == {"net.ipv4.conf.eth0.rp_filter", "net.ipv4.conf.default.rp_filter", "vm.swappiness"}

@@ -461,6 +461,10 @@ SEED_HOSTS = {
     "azure-mlx5-kernel-4.15": ("azure-sap-hana", {}),
     # running 6.8 (hv_netvsc default 8 would pass), GRUB's default entry is 6.14: 32 channels
     "azure-ubuntu-next-kernel-6.14": ("azure-sap-hana", {"nic-settings-persistent": FAIL}),
+    # distribution images (tests/snapshots/build_distro_examples.py): azure-vm-utils' udev rule
+    # leaves the VFs unmanaged, so seed 000's Red Hat dispatcher procedure never runs for them
+    "azure-rhel9-sap-nm-unmanaged": ("azure-sap-hana", {"nic-settings-persistent": FAIL}),
+    "azure-ubuntu2404-netplan": ("azure-sap-hana", {}),
 }
 
 README_VMWARE_TAILORING = """\

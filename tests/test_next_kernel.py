@@ -172,7 +172,7 @@ def test_facts_default_for_the_next_or_the_running_kernel(tmp_path: Path) -> Non
     nxt, now = facts.default("hv_netvsc", "channels.combined", 128), \
         facts.default("hv_netvsc", "channels.combined", 128, running=True)
     assert (nxt.value, now.value) == ("32", "8")
-    assert nxt.source.endswith(f"; running {A8})") and now.source.endswith(f"of {A8} (the running kernel)")
+    assert nxt.source.endswith(f"; running {A8})") and now.source == f"driver default (hv_netvsc, Linux 6.8: 8) of the running kernel {A8}"
 
 
 def test_grub_cfg_wins_over_an_etc_default_grub_not_yet_applied(tmp_path: Path) -> None:

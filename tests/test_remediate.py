@@ -122,6 +122,7 @@ CASES = {  # name -> (example, profile, breaker)
     "sas-anf-broken-auto": ("sas-anf", "auto", break_sas_anf),
     "vmware-vmxnet3-tuned-keyfile": ("vmware-vmxnet3-tuned", "vmware-sap-hana", break_keyfile),
     "sles15-wicked-semicolons": ("sles15-vmware-ifcfg", "vmware-sap-hana", break_wicked_ifcfg),
+    "azure-rhel9-nm-unmanaged": ("azure-rhel9-sap-nm-unmanaged", "azure-sap-hana", None),
 }
 
 
@@ -176,6 +177,11 @@ def test_bash_is_shellcheck_clean_and_fixes_the_persistent_checks_of_a_copy(case
         rule = (root / "etc/udev/rules.d/99-tunewatch-irq-affinity-mlx5_core.rules").read_text()
         assert 'DRIVERS=="mlx5_core"' in rule and " %k " in rule
         assert not list((root / "etc/systemd/system").glob("tunewatch-irq-affinity-*")), "a unit pinning a master"
+    if name == "azure-rhel9-nm-unmanaged":  # NM never acts for the unmanaged VFs: udev does, by driver
+        rule = (root / "etc/udev/rules.d/99-tunewatch-ethtool-mlx5_core.rules").read_text()
+        assert 'DRIVERS=="mlx5_core"' in rule and "-L $name combined 16" in rule
+        assert not list((root / "etc/NetworkManager/dispatcher.d").glob("90-tunewatch-*"))
+        assert not list((root / "etc/NetworkManager/system-connections").glob("*"))
 
     snapshot = tree(root)
     second = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=120)
@@ -523,6 +529,31 @@ def test_live_scan_can_select_a_veth_by_name(netns, tmp_path):
     assert "twq1" not in json.dumps(report["results"])  # named by nothing
     default = scan()  # auto's own scope: drivers only, a veth is never in it
     assert all("twq0" not in [o["object"] for o in r["objects"]] for r in default["results"])
+
+
+def test_unmanaged_interface_gets_a_udev_rule_not_its_keyfile(tmp_path):
+    """NetworkManager.conf(5) [keyfile] unmanaged-devices leaves ens224 unmanaged: its
+    keyfile's [ethtool] never applies, so remediate writes a udev rule for it (works whoever
+    manages the device) and leaves the keyfile alone; the check then passes."""
+    root = copy_host("vmware-vmxnet3-tuned", tmp_path / "root")
+    break_keyfile(root)
+    conf = root / "etc/NetworkManager/conf.d/90-unmanaged.conf"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text("[keyfile]\nunmanaged-devices=interface-name:ens224\n")
+    keyfile = root / "etc/NetworkManager/system-connections/ens224.nmconnection"
+    before = keyfile.read_text()
+    results = scan(root, "vmware-sap-hana")["nic-settings-persistent"]
+    ens224 = next(o for o in results["objects"] if o["object"] == "ens224")
+    assert ens224["status"] == "fail" and "unmanaged-devices" in ens224["message"]
+    script = tmp_path / "fix.sh"
+    tunewatch("remediate", "--root", str(root), "--profile", "vmware-sap-hana", "--output", str(script))
+    subprocess.run(["bash", str(script)], check=True, capture_output=True, env={**ENV, "TUNEWATCH_ROOT": str(root)},
+                   timeout=120)
+    rule = (root / "etc/udev/rules.d/99-tunewatch-ethtool-ens224.rules").read_text()
+    assert 'KERNEL=="ens224"' in rule and "$name" in rule
+    assert keyfile.read_text() == before, "the keyfile of an unmanaged device applies nothing: left alone"
+    assert not (root / "etc/NetworkManager/dispatcher.d").exists()
+    assert scan(root, "vmware-sap-hana")["nic-settings-persistent"]["status"] == "pass"
 
 
 def test_pinned_by_a_boot_oneshot_gets_a_rule_that_survives_a_readd(tmp_path):

@@ -19,6 +19,7 @@ Run: python3 tests/scenarios/build_next_kernel.py
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -147,14 +148,18 @@ grub_class rhel
 """
 
 
-def new(name: str, description: str, objects: dict, base: Path = M416) -> Path:
+def new(name: str, description: str, objects: dict, base: Path = M416, readd: dict | None = None) -> Path:
+    """`readd`: the status pinned per object for `after_readd` (a re-add without a reboot:
+    the running kernel's driver defaults, whichever kernel boots next)."""
     d = HERE / name
     if d.exists():
         shutil.rmtree(d)
     shutil.copytree(base / "root", d / "root", symlinks=True)
     objs = ", ".join(f"{k}: {v}" for k, v in objects.items())
-    (d / "scenario.yaml").write_text(f"description: >-\n  {description}\ncheck: nic-settings-persistent\n"
-                                     f"objects: {{{objs}}}\n")
+    text = f"description: >-\n  {description}\ncheck: nic-settings-persistent\nobjects: {{{objs}}}\n"
+    if readd:
+        text += f"after_readd: {{{', '.join(f'{k}: {v}' for k, v in readd.items())}}}\n"
+    (d / "scenario.yaml").write_text(text)
     return d
 
 
@@ -175,8 +180,8 @@ def modules_dir(d: Path, *kernels: str) -> None:
 
 
 def ubuntu(name: str, description: str, objects: dict, kernels: list[str], run: str, default: str = "0",
-           default_grub: str = UBUNTU_DEFAULT_GRUB) -> Path:
-    d = new(name, description, objects)
+           default_grub: str = UBUNTU_DEFAULT_GRUB, readd: dict | None = None) -> Path:
+    d = new(name, description, objects, readd=readd)
     running(d, run, UBUNTU_OS)
     write(d, "etc/default/grub", default_grub)
     write(d, "etc/default/grub.d/50-cloudimg-settings.cfg", CLOUDIMG)
@@ -188,8 +193,9 @@ def ubuntu(name: str, description: str, objects: dict, kernels: list[str], run: 
     return d
 
 
-def rhel(name: str, description: str, objects: dict, run: str, saved: str | None, env_text: str | None = None) -> Path:
-    d = new(name, description, objects)
+def rhel(name: str, description: str, objects: dict, run: str, saved: str | None, env_text: str | None = None,
+         readd: dict | None = None) -> Path:
+    d = new(name, description, objects, readd=readd)
     running(d, run, RHEL94_OS)
     write(d, "etc/default/grub", RHEL_DEFAULT_GRUB)
     write(d, "boot/grub2/grub.cfg", RHEL_GRUB_CFG)
@@ -200,6 +206,39 @@ def rhel(name: str, description: str, objects: dict, run: str, saved: str | None
           grubenv(saved_entry=f"{MACHINE_ID}-{saved}", boot_success="1") if saved else grubenv())
     modules_dir(d, *kernels)
     return d
+
+
+def master_ethtool(d: Path, kernel: str, combined: int) -> None:
+    """The hv_netvsc master as `ethtool -i`/`-l` show it under `kernel`: an in-tree driver
+    reports the kernel release as its version, and the channels it opened."""
+    p = d / "root" / "ethtool" / "eth0.json"
+    doc = json.loads(p.read_text())
+    doc["driver"]["version"] = kernel
+    doc["channels"]["combined"] = combined
+    p.write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def readd_scenarios(az_8: str, az_14: str) -> None:
+    """SPEC §2 "After a driver update": a device re-added (or its driver reloaded) without a
+    reboot comes back at the defaults of the driver loaded now, the running kernel's; the
+    next boot at the next kernel's. The two differ in both directions here."""
+    d = ubuntu("readd_uses_running_kernel_default.fail",
+               f"Ubuntu 24.04 on an M416 running {az_8} with {az_14} the GRUB default (entry 0): after the reboot "
+               "the unconfigured hv_netvsc master comes back at 6.14's 64 channels (fail), but re-added or its "
+               f"driver reloaded without a reboot it comes back at the running {az_8}'s default 8 (after_readd "
+               "pass); the VF's udev rule runs on both",
+               {"eth0": "fail", "enP1s1": "pass"}, [az_14, az_8], az_8, readd={"eth0": "pass", "enP1s1": "pass"})
+    master_ethtool(d, az_8, 8)
+    d = ubuntu("readd_uses_running_kernel_default_newer_running.pass",
+               f"Ubuntu 24.04 on an M416 running {az_14}, GRUB_DEFAULT pinned back to {az_8} through the submenu "
+               "path: the next boot's hv_netvsc opens 8 channels (pass), but a re-add or a driver reload without a "
+               f"reboot comes back at the running {az_14}'s default 64, above 16 (after_readd fail)",
+               {"eth0": "pass", "enP1s1": "pass"}, [az_14, az_8], az_14,
+               default=f"gnulinux-advanced-{UUID}>gnulinux-{az_8}-advanced-{UUID}",
+               default_grub=UBUNTU_DEFAULT_GRUB.replace(
+                   "GRUB_DEFAULT=0", f"GRUB_DEFAULT=\"gnulinux-advanced-{UUID}>gnulinux-{az_8}-advanced-{UUID}\""),
+               readd={"eth0": "fail", "enP1s1": "pass"})
+    master_ethtool(d, az_14, 64)
 
 
 def sysctl_builtin_scenario() -> None:
@@ -252,7 +291,8 @@ def main() -> None:
            f"Ubuntu 24.04 on an M416 running {az_8} with {az_14} installed: grub-mkconfig lists the newest "
            "kernel first, GRUB_DEFAULT=0 boots it, and its hv_netvsc opens 64 channels (from Linux 6.12), "
            "not the 8 of the running kernel: the master must be configured",
-           {"eth0": "fail", "enP1s1": "pass"}, [az_14, az_8], az_8)
+           {"eth0": "fail", "enP1s1": "pass"}, [az_14, az_8], az_8, readd={"eth0": "pass", "enP1s1": "pass"})
+    readd_scenarios(az_8, az_14)
     ubuntu("next_kernel_submenu_path_ubuntu.pass",
            f"As next_kernel_grub_default_0_ubuntu, but GRUB_DEFAULT names {az_8} through the submenu path "
            "'Advanced options for Ubuntu>Ubuntu, with Linux ...' (GRUB manual; menu.c): the next boot "
@@ -268,7 +308,7 @@ def main() -> None:
     rhel("next_kernel_saved_entry_bls.fail",
          f"RHEL 9.4 on an M416 running {el_5}; grubby --set-default made the ELRepo {el_6} BLS entry the "
          "saved_entry (GRUB_DEFAULT=saved): its hv_netvsc opens 64 channels, above 16",
-         {"eth0": "fail", "enP1s1": "pass"}, el_5, el_6)
+         {"eth0": "fail", "enP1s1": "pass"}, el_5, el_6, readd={"eth0": "pass", "enP1s1": "pass"})
     rhel("next_kernel_saved_entry_bls_running.pass",
          f"As next_kernel_saved_entry_bls, but saved_entry names the running {el_5} although the newer "
          f"{el_6} sorts first in blscfg's order: saved_entry wins, 8 channels",
@@ -277,12 +317,13 @@ def main() -> None:
          "GRUB_DEFAULT=saved and boot/grub2/grubenv is not a GRUB environment block (no signature; "
          "GRUB's load_env refuses it): the next kernel is unknown, so the master's default is an error, "
          "never a pass",
-         {"eth0": "error", "enP1s1": "pass"}, el_5, None, env_text="saved_entry=whatever\n")
+         {"eth0": "error", "enP1s1": "pass"}, el_5, None, env_text="saved_entry=whatever\n",
+         readd={"eth0": "pass", "enP1s1": "pass"})  # a re-add needs no next kernel: the running 5.14's 8
     d = new("next_kernel_sles_vmlinuz_link.fail",
             "SLES 15 SP6 on an M416 migrated to SLES 16.0 and not rebooted: it runs 6.4.0-150600.23.25-default, "
             "and the kernel package's %post pointed boot/vmlinuz at vmlinuz-6.12.0-160000.5-default; no GRUB "
             "files in the snapshot, so the link names the next kernel: 64 channels",
-            {"eth0": "fail", "enP1s1": "pass"})
+            {"eth0": "fail", "enP1s1": "pass"}, readd={"eth0": "pass", "enP1s1": "pass"})
     running(d, "6.4.0-150600.23.25-default", SLES16_OS)
     (d / "root" / "boot").mkdir(exist_ok=True)
     os.symlink("vmlinuz-6.12.0-160000.5-default", d / "root" / "boot" / "vmlinuz")

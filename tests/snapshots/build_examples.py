@@ -184,6 +184,25 @@ REDHAT_BUGZILLA_PRODUCT_VERSION=9.2
 REDHAT_SUPPORT_PRODUCT="Red Hat Enterprise Linux"
 REDHAT_SUPPORT_PRODUCT_VERSION="9.2"
 """,
+    "rhel96": """NAME="Red Hat Enterprise Linux"
+VERSION="9.6 (Plow)"
+ID="rhel"
+ID_LIKE="fedora"
+VERSION_ID="9.6"
+PLATFORM_ID="platform:el9"
+PRETTY_NAME="Red Hat Enterprise Linux 9.6 (Plow)"
+ANSI_COLOR="0;31"
+LOGO="fedora-logo-icon"
+CPE_NAME="cpe:/o:redhat:enterprise_linux:9::baseos"
+HOME_URL="https://www.redhat.com/"
+DOCUMENTATION_URL="https://access.redhat.com/documentation/en-us/red_hat_enterprise_linux/9"
+BUG_REPORT_URL="https://issues.redhat.com/"
+
+REDHAT_BUGZILLA_PRODUCT="Red Hat Enterprise Linux 9"
+REDHAT_BUGZILLA_PRODUCT_VERSION=9.6
+REDHAT_SUPPORT_PRODUCT="Red Hat Enterprise Linux"
+REDHAT_SUPPORT_PRODUCT_VERSION="9.6"
+""",
     "ubuntu1804": """NAME="Ubuntu"
 VERSION="18.04.6 LTS (Bionic Beaver)"
 ID=ubuntu
@@ -586,6 +605,21 @@ After=vgauthd.service
 [Service]
 ExecStart=/usr/bin/vmtoolsd
 TimeoutStopSec=5
+
+[Install]
+WantedBy=multi-user.target
+""",
+    # SUSE/saptune ospackage/svc/saptune.service (saptune 3), hardening options left out
+    "saptune.service": """[Unit]
+Description=Optimise system for running SAP workloads
+After=syslog.target systemd-sysctl.service network.target tuned.service multipathd.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=true
+ExecStart=/usr/sbin/saptune service apply
+ExecReload=/usr/sbin/saptune service reload
+ExecStop=/usr/sbin/saptune service revert
 
 [Install]
 WantedBy=multi-user.target
@@ -1530,11 +1564,207 @@ sunrpc.tcp_slot_table_entries = 128
         r.write("usr/lib/modprobe.d/50-nfs.conf", NFS_UTILS_50_NFS_CONF)
 
 
-def sas_anf(name: str = "sas-anf", slot_tables: str = "options", hostname: str = "sasgrid01") -> None:
+# tuned 2.25 as RHEL 9.6 builds it (tuned.spec `%if 0%{?rhel} && 0%{?rhel} < 10`: the
+# pre-2.24 directories usr/lib/tuned and etc/tuned; the Makefile writes them into the
+# commented profile_dirs line). The profiles carry the settings of tuned v2.25.1
+# profiles/throughput-performance and profiles/virtual-guest: dirty_ratio in the [vm] unit
+# (commit 155f232 "Adjust profiles to set dirty_(bytes|ratio) via the vm plugin").
+TUNED_MAIN_RHEL9 = """# Global tuned configuration file.
+
+# Whether to use daemon. Without daemon it just applies tuning.
+daemon = 1
+
+# Dynamicaly tune devices, if disabled only static tuning will be used.
+dynamic_tuning = 0
+
+# Whether to reapply sysctl from /run/sysctl.d/, /etc/sysctl.d/ and
+# /etc/sysctl.conf.  If enabled, these sysctls will be reapplied
+# after TuneD sysctls are applied, i.e. TuneD sysctls will not
+# override user-provided system sysctls.
+reapply_sysctl = 1
+
+# Default priority assigned to instances
+default_instance_priority = 0
+
+# Directories to search for profiles separated by , or ;
+# In case of conflicts in profile names, the later directory
+# takes precedence
+# profile_dirs = /usr/lib/tuned,/etc/tuned
+"""
+THROUGHPUT_PERFORMANCE_2_25 = """#
+# tuned configuration
+#
+
+[main]
+summary=Broadly applicable tuning that provides excellent performance across a variety of common server workloads
+
+[variables]
+thunderx_cpuinfo_regex=CPU part\\s+:\\s+(0x0?516)|(0x0?af)|(0x0?a[0-3])|(0x0?b8)\\b
+
+[cpu]
+governor=performance
+energy_perf_bias=performance
+min_perf_pct=100
+energy_performance_preference=performance
+
+[acpi]
+platform_profile=performance
+
+[vm]
+# The generator of dirty data starts writeback at this percentage (system default is 20%)
+dirty_ratio = 40
+
+# Start background writeback (via writeback threads) at this percentage (system default is 10%)
+dirty_background_ratio = 10
+
+[disk]
+readahead=>4096
+
+[sysctl]
+vm.swappiness=10
+net.core.somaxconn=>2048
+"""
+VIRTUAL_GUEST_2_25 = """#
+# tuned configuration
+#
+
+[main]
+summary=Optimize for running inside a virtual guest
+include=throughput-performance
+
+[vm]
+# The generator of dirty data starts writeback at this percentage (system default is 20%)
+dirty_ratio = 30
+
+[sysctl]
+# Filesystem I/O is usually much more efficient than swapping, so try to keep swapping low.
+vm.swappiness = 30
+"""
+SEED003_DIRTY_SYSCTL_CONF = """
+# SAS Grid on Azure NetApp Files (seed 003): smaller dirty page limits
+vm.dirty_bytes = 31457280
+vm.dirty_expire_centisecs = 100
+vm.dirty_writeback_centisecs = 300
+"""
+
+
+# SAP note 1984787 as saptune 3 ships it (SUSE/saptune ospackage/usr/share/saptune/notes/1984787),
+# abridged to its version header and the [sysctl] lines the scan reads
+SAPTUNE_NOTE_1984787 = """# 1984787 - SUSE LINUX Enterprise Server 15: Installation notes
+[version]
+VERSION=45
+DATE=08.05.2024
+NAME="SUSE LINUX Enterprise Server 15: Installation notes"
+
+[sysctl]
+# vm.dirty_bytes (indirect vm.dirty_ratio)
+# vm.dirty_bytes should be set to 629145600 (see TID_7010287)
+vm.dirty_bytes=629145600
+
+# vm.dirty_background_bytes (indirect vm.dirty_background_ratio)
+# vm.dirty_background_bytes should be set to 314572800 (see TID_7010287)
+vm.dirty_background_bytes=314572800
+"""
+# /etc/sysconfig/saptune (SUSE/saptune ospackage/etc/sysconfig/saptune) after `saptune note apply 1984787`
+SAPTUNE_SYSCONFIG = """## Path:        SAP/System Tuning/General
+## Description: Global settings for saptune - the comprehensive optimisation management utility for SAP solutions
+
+## Type:        string
+## Default:     ""
+TUNE_FOR_SOLUTIONS=""
+
+## Type:        string
+## Default:     ""
+TUNE_FOR_NOTES="1984787"
+
+## Type:        string
+## Default:     ""
+NOTE_APPLY_ORDER="1984787"
+
+## Type:        string
+## Default:     "3"
+SAPTUNE_VERSION="3"
+
+## Type:        yesno
+## Default:     "false"
+STAGING="false"
+
+## Type:        string
+## Default:     "/boot"
+SKIP_SYSCTL_FILES="/boot"
+
+## Type:        yesno
+## Default:     "no"
+IGNORE_RELOAD="no"
+"""
+
+
+def _sles_saptune(r: Root) -> None:
+    """SLES 15 SP5 for SAP with saptune 3 (which takes tuned's place: tuned not installed):
+    wicked instead of NetworkManager (ifcfg ETHTOOL_OPTIONS for eth0, a udev rule for the VF,
+    a boot unit pins its IRQs), seed 003's dirty values in etc/sysctl.d, and SAP note
+    1984787 applied by saptune.service after systemd-sysctl: its vm.dirty_bytes wins."""
+    for rel in ("etc/NetworkManager", "etc/tuned", "usr/lib/tuned"):
+        shutil.rmtree(r._abs(rel), ignore_errors=True)
+    for rel in ("usr/lib/systemd/system/NetworkManager.service", "usr/lib/systemd/system/NetworkManager-dispatcher.service",
+                "usr/lib/systemd/system/tuned.service", "etc/systemd/system/multi-user.target.wants/NetworkManager.service",
+                "etc/systemd/system/multi-user.target.wants/tuned.service"):
+        if os.path.lexists(r._abs(rel)):
+            os.unlink(r._abs(rel))
+    for pid in (1030, 1068):  # NetworkManager and tuned: not on this host
+        shutil.rmtree(r._abs(f"proc/{pid}"), ignore_errors=True)
+    r.write("proc/1031/comm", "wickedd\n")
+    r.write("proc/1033/comm", "wickedd-nanny\n")
+    install_units(r, ["wicked.service", "saptune.service"])
+    enable(r, "wicked.service")
+    enable(r, "saptune.service")
+    r.write("etc/sysconfig/network/ifcfg-eth0", f"""BOOTPROTO='dhcp'
+DHCLIENT6_MODE='managed'
+MTU=''
+REMOTE_IPADDR=''
+STARTMODE='onboot'
+CLOUD_NETCONFIG_MANAGE='yes'
+ETHTOOL_OPTIONS='-L eth0 combined {SAS_QUEUES}'
+""")
+    r.write("etc/udev/rules.d/70-azure-an-queues.rules", AN_VF_QUEUES_RULE.replace("combined 16", f"combined {SAS_QUEUES}"))
+    r.write("etc/systemd/system/mlnx-irq-affinity.service", """[Unit]
+Description=Pin Accelerated Networking IRQs to NUMA node 0, CPUs 2-31 (SAS Grid network tuning)
+After=network-online.target wicked.service
+Wants=network-online.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/sbin/set_irq_affinity_cpulist.sh 2-31 enP45612s1
+
+[Install]
+WantedBy=multi-user.target
+""")
+    enable(r, "mlnx-irq-affinity.service", where="/etc/systemd/system")
+    r.write("etc/sysctl.d/90-sas-dirty.conf", "# SAS Grid on Azure NetApp Files (seed 003)" + SEED003_DIRTY_SYSCTL_CONF)
+    r.write("usr/share/saptune/notes/1984787", SAPTUNE_NOTE_1984787)
+    r.write("etc/sysconfig/saptune", SAPTUNE_SYSCONFIG)
+    # saptune.service ran at boot after systemd-sysctl: the note's values are what the kernel has
+    r.value("proc/sys/vm/dirty_bytes", 629145600)
+    r.value("proc/sys/vm/dirty_ratio", 0)
+    r.value("proc/sys/vm/dirty_background_bytes", 314572800)
+    r.value("proc/sys/vm/dirty_background_ratio", 0)
+    r.value("proc/sys/vm/dirty_expire_centisecs", 100)
+    r.value("proc/sys/vm/dirty_writeback_centisecs", 300)
+
+
+def sas_anf(name: str = "sas-anf", slot_tables: str = "options", hostname: str = "sasgrid01",
+            rhel9_tuned: bool = False, sles_saptune: bool = False) -> None:
+    """rhel9_tuned: RHEL 9.6 with tuned 2.25's virtual-guest active (its [vm] unit writes
+    vm.dirty_ratio = 30, zeroing vm.dirty_bytes) and seed 003's dirty values in
+    etc/sysctl.conf, brought back by reapply_sysctl after the profile."""
     r = Root(name)
     rng = random.Random(name)
-    identity(r, hostname=hostname, kernel=SAS_KERNEL, os_key="rhel84", vendor="Microsoft Corporation",
-             product="Virtual Machine", asset_tag=AZURE_ASSET_TAG)
+    kernel = "5.14.0-570.12.1.el9_6.x86_64" if rhel9_tuned else "5.14.21-150500.55.65-default" if sles_saptune \
+        else SAS_KERNEL
+    identity(r, hostname=hostname, kernel=kernel,
+             os_key="rhel96" if rhel9_tuned else "sles15sp5" if sles_saptune else "rhel84",
+             vendor="Microsoft Corporation", product="Virtual Machine", asset_tag=AZURE_ASSET_TAG)
     topology(r, SAS_NODES)
     net_loopback(r)
     uptime = 17 * 86400 + 5520
@@ -1545,7 +1775,7 @@ def sas_anf(name: str = "sas-anf", slot_tables: str = "options", hostname: str =
     synth_net, vf_net, bdf = azure_an_pair(
         r, synth="eth0", synth_guid="000d3a4f-21c8-000d-3a4f-21c8000d3a4f", vf="enP45612s1",
         vpci_guid="6b3e9d21-b22c-4a07-9f3e-6045bd7a1c90", domain=domain, numa=0, vf_msi=msi)
-    r.json("ethtool/eth0.json", ethtool_hv_netvsc(SAS_KERNEL, SAS_QUEUES, 64))
+    r.json("ethtool/eth0.json", ethtool_hv_netvsc(kernel, SAS_QUEUES, 64))
     r.json("ethtool/enP45612s1.json", ethtool_mlx5("5.0-0", "14.30.1004 (MSF0010110035)", bdf, SAS_QUEUES, SAS_COMP))
 
     allowed = [c for c in SAS_NODES[0] if c not in (0, 1)]  # the NIC's own node (0), core 0 left alone
@@ -1554,7 +1784,8 @@ def sas_anf(name: str = "sas-anf", slot_tables: str = "options", hostname: str =
     for i, irq in enumerate(msi):
         cpu = cpu_of[irq]
         irq_affinity(r, irq, [cpu], [cpu])
-        nm = f"mlx5_async@pci:{bdf}" if i == 0 else f"mlx5_comp{i - 1}@pci:{bdf}"  # 4.18: no index on async
+        async_name = "mlx5_async0" if rhel9_tuned or sles_saptune else "mlx5_async"  # 4.18: no index on async; 5.12+: async0
+        nm = f"{async_name}@pci:{bdf}" if i == 0 else f"mlx5_comp{i - 1}@pci:{bdf}"
         scale = 3000 if i == 0 else (uptime * 1200 if i - 1 < SAS_QUEUES else 200)
         irq_rows.append(Irq(irq, "Hyper-V PCIe MSI", msi_hwirq(domain, 0, 0x10, i), "edge", nm,
                             counts_on(rng, SAS_NCPU, [cpu], scale)))
@@ -1627,6 +1858,12 @@ UUID=3C5E-7A91          /boot/efi               vfat    defaults,uid=0,gid=0,uma
 
     _slot_tables(r, slot_tables)
 
+    if rhel9_tuned:
+        _rhel9_tuned_dirty(r)
+        return
+    if sles_saptune:
+        _sles_saptune(r)
+        return
     # dirty page writeback: runtime and the custom tuned profile
     r.value("proc/sys/vm/dirty_bytes", 31457280)
     r.value("proc/sys/vm/dirty_ratio", 0)
@@ -1704,6 +1941,27 @@ tmpfs /dev/shm tmpfs defaults 0 0
             esxcli_cpu_global(2, 32, ht_active=False, ht_supported=False, ht_enabled=False))
     r.write("vmware/esxcli/power-cpu-policy.txt", esxcli_cpu_policy("High Performance"))
 
+
+def _rhel9_tuned_dirty(r: Root) -> None:
+    """Seed 003's dirty values in etc/sysctl.conf (RHEL's 99-sysctl.conf link brings it to
+    systemd-sysctl); tuned 2.25 virtual-guest writes vm.dirty_ratio = 30 after it, which
+    zeroes vm.dirty_bytes, and reapply_sysctl then writes etc/sysctl.conf again."""
+    r.value("proc/sys/vm/dirty_bytes", 31457280)
+    r.value("proc/sys/vm/dirty_ratio", 0)
+    r.value("proc/sys/vm/dirty_background_ratio", 10)
+    r.value("proc/sys/vm/dirty_expire_centisecs", 100)
+    r.value("proc/sys/vm/dirty_writeback_centisecs", 300)
+    path = r._abs("etc/sysctl.conf")
+    conf = open(path, encoding="utf-8").read() if os.path.exists(path) else SEED003_SYSCTL_CONF
+    os.unlink(path) if os.path.exists(path) else None
+    r.write("etc/sysctl.conf", conf + SEED003_DIRTY_SYSCTL_CONF)
+    if not os.path.lexists(r._abs("etc/sysctl.d/99-sysctl.conf")):
+        r.symlink("etc/sysctl.d/99-sysctl.conf", "../sysctl.conf")
+    r.write("etc/tuned/active_profile", "virtual-guest\n")
+    r.write("etc/tuned/profile_mode", "auto\n")
+    r.write("etc/tuned/tuned-main.conf", TUNED_MAIN_RHEL9)
+    r.write("usr/lib/tuned/throughput-performance/tuned.conf", THROUGHPUT_PERFORMANCE_2_25)
+    r.write("usr/lib/tuned/virtual-guest/tuned.conf", VIRTUAL_GUEST_2_25)
 
 
 # --------------------------------------------------------------------------------------
@@ -1918,6 +2176,10 @@ BUILDERS = {
     "sas-anf-udev-hook": lambda: sas_anf("sas-anf-udev-hook", "udev-hook", hostname="sasgrid03"),
     "sas-anf-modules-load": lambda: sas_anf("sas-anf-modules-load", "modules-load", hostname="sasgrid04"),
     "sas-anf-modprobe-install": lambda: sas_anf("sas-anf-modprobe-install", "modprobe-install", hostname="sasgrid05"),
+    "sas-anf-sles15-saptune": lambda: sas_anf("sas-anf-sles15-saptune", "modules-load", hostname="sasgrid07",
+                                              sles_saptune=True),
+    "sas-anf-rhel9-tuned": lambda: sas_anf("sas-anf-rhel9-tuned", "modules-load", hostname="sasgrid06",
+                                           rhel9_tuned=True),
     "azure-m416-kernel-6.12": lambda: azure_m("azure-m416-kernel-6.12", rebooted=False, kernel=M416_KERNEL,
                                               nodes=M416_NODES, os_key="sles16", master_queues=False,
                                               hostname="hanadb416"),

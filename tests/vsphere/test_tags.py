@@ -67,14 +67,14 @@ def test_scan_by_tag_judges_the_tagged_vm_as_the_glob_does(tagged, tmp_path):
     assert code == by_glob_code == 0
 
 
-def test_scan_selection_of_several_or_no_vms_is_a_usage_error(tagged, tmp_path):
+def test_scan_selection_of_several_vms_is_one_report_and_of_none_a_usage_error(tagged, tmp_path):
+    import json
     cfg = tagged.config(tmp_path)
-    done = tunewatch("scan", "--vsphere.config", cfg, "--vsphere.tag", "tw-role/bigip", *BIGIP)
-    assert done.returncode == 1, done.stdout
-    assert "tag 'tw-role/bigip' selects 2 VMs" in done.stderr and "bigip-default, bigip-ve" in done.stderr
-    done = tunewatch("scan", "--vsphere.config", cfg, "--vsphere.tag", "bigip", *BIGIP)  # both categories
-    assert done.returncode == 1 and "selects 3 VMs" in done.stderr, done.stderr
-    assert "bigip-default, bigip-ve, hana-default" in done.stderr
+    done = tunewatch("scan", "--vsphere.config", cfg, "--vsphere.tag", "tw-role/bigip", *BIGIP, "--format", "json")
+    assert done.returncode == 2, done.stderr  # bigip-default is untuned
+    assert list(json.loads(done.stdout)["vms"]) == ["bigip-default", "bigip-ve"]
+    done = tunewatch("scan", "--vsphere.config", cfg, "--vsphere.tag", "bigip", *BIGIP, "--format", "json")
+    assert list(json.loads(done.stdout)["vms"]) == ["bigip-default", "bigip-ve", "hana-default"]  # both categories
     done = tunewatch("scan", "--vsphere.config", cfg, "--vsphere.tag", "tw-role/unused", *BIGIP)
     assert done.returncode == 1 and "selects 0 VMs" in done.stderr, done.stderr
 

@@ -28,7 +28,7 @@ TYPE_CHECKING = False  # annotations are strings
 if TYPE_CHECKING:
     from .waivers import Waiver
 
-CACHE_FORMAT = 4  # 2: checks/defaults; 3: checks/references.yaml too; 4: file identities as the key
+CACHE_FORMAT = 5  # 2: checks/defaults; 3: checks/references.yaml too; 4: file identities as the key; 5: checks/layouts
 
 CHECK_AREAS = ("network", "storage", "vmware", "system")
 
@@ -191,10 +191,12 @@ class Content:
         self.checks: dict[str, Check] = {}
         self.profiles: dict[str, Profile] = {}
         self.default_docs: list[Document] = []  # checks/defaults: driver and module defaults
+        self.layout_docs: list[Document] = []  # checks/layouts: where a component reads its files
         check_files, profile_files = self._content_files()
         default_files = self._default_files()
+        layout_files = self._default_files("layouts")
         sources = [sources_path(self.directory)] if os.path.exists(sources_path(self.directory)) else []
-        key = self._cache_key(check_files + profile_files + default_files + sources) if use_cache else None
+        key = self._cache_key(check_files + profile_files + default_files + layout_files + sources) if use_cache else None
         if key is not None and self._load_cache(key):
             return
         import hashlib  # the digest of validated content: the cache keeps it
@@ -208,6 +210,7 @@ class Content:
             profile = self._load_profile(path, digest)
             self.profiles[profile.id] = profile
         self.default_docs = [self._document(path, "defaults", digest) for path in default_files]
+        self.layout_docs = [self._document(path, "layouts", digest) for path in layout_files]
         self._sources = load_sources(self.directory)
         self._resolve_references(digest)
         self.digest = digest.hexdigest()[:12]
@@ -231,8 +234,8 @@ class Content:
         profiles = [os.path.join(profile_dir, n) for n in sorted(os.listdir(profile_dir)) if n.endswith((".yaml", ".yml"))]
         return checks, profiles
 
-    def _default_files(self) -> list[str]:
-        d = os.path.join(self.directory, "defaults")
+    def _default_files(self, area: str = "defaults") -> list[str]:
+        d = os.path.join(self.directory, area)
         return [os.path.join(d, n) for n in sorted(os.listdir(d) if os.path.isdir(d) else [])
                 if n.endswith((".yaml", ".yml"))]
 
@@ -242,7 +245,8 @@ class Content:
         from ..facts.defaults import Defaults
 
         if getattr(self, "_defaults", None) is None:
-            self._defaults = Defaults(doc.data for doc in self.default_docs)
+            self._defaults = Defaults((doc.data for doc in self.default_docs),
+                                      {doc.data["component"]: doc.data for doc in self.layout_docs})
         return self._defaults
 
     # -- the validated-content cache (contentkey) ----------------------------------------
@@ -261,6 +265,7 @@ class Content:
             checks = [self._check_from(Document(*entry)) for entry in cached["checks"]]
             profiles = [self._profile_from(Document(*entry)) for entry in cached["profiles"]]
             default_docs = [Document(*entry) for entry in cached["defaults"]]
+            layout_docs = [Document(*entry) for entry in cached["layouts"]]
             digest = cached["digest"]
             sources = cached["sources"]
         except Exception:  # noqa: BLE001 - any damage: validate again
@@ -268,6 +273,7 @@ class Content:
         self.checks = {c.id: c for c in checks}
         self.profiles = {p.id: p for p in profiles}
         self.default_docs = default_docs
+        self.layout_docs = layout_docs
         self._sources = sources  # checks/references.yaml as validated (part of the key): no YAML here
         self._resolve_references()
         self.digest = digest
@@ -282,6 +288,7 @@ class Content:
             "checks": [(c.doc.path, c.doc.data, c.doc.lines) for c in self.checks.values()],
             "profiles": [(p.doc.path, p.doc.data, p.doc.lines) for p in self.profiles.values()],
             "defaults": [(d.path, d.data, d.lines) for d in self.default_docs],
+            "layouts": [(d.path, d.data, d.lines) for d in self.layout_docs],
             "sources": self._sources})
 
     # -- loading ---------------------------------------------------------------------

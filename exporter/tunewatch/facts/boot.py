@@ -14,7 +14,8 @@ writable by group or other, and not setuid." Scripts failing that are kept with 
 
 Units are looked up in the directories that exist at the next boot (services.BOOT_UNIT_DIRS):
 /run is a tmpfs emptied at every boot, so a unit file found only there starts nothing then,
-whatever link enables it.
+whatever link enables it. An enabled instance `name@arg.service` (also one a device unit's
+`.wants` starts) runs its template with the specifiers substituted (systemd.unit(5)).
 """
 
 from __future__ import annotations
@@ -31,23 +32,32 @@ from . import netconfig
 from .filestat import file_stat
 from .interfaces import read_interfaces
 from .netconfig import PersistedEthtool
-from .services import BOOT_UNIT_DIRS, enabled_units, read_unit_state
+from .services import boot_unit_file, enabled_units, read_unit_state, template_of
 
 __all__ = ["BootScript", "PersistedEthtool", "boot_scripts", "persisted_ethtool"]
 
 
 class BootScript(FrozenRecord):
-    __slots__ = ("source", "mechanism", "text", "problem")
+    __slots__ = ("source", "mechanism", "text", "problem", "wanted_by")
     source: str
     mechanism: str  # "nm-dispatcher", "systemd", "udev", "rc-local", "cron"
     text: str
     problem: str | None  # why it never runs
+    wanted_by: tuple[str, ...]  # a unit's .wants/.requires directories (a device unit's: bound to the device)
 
-    def __init__(self, source: str, mechanism: str, text: str, problem: str | None = None):
+    def __init__(self, source: str, mechanism: str, text: str, problem: str | None = None,
+                 wanted_by: tuple[str, ...] = ()):
         self.source = source
         self.mechanism = mechanism
         self.text = text
         self.problem = problem
+        self.wanted_by = wanted_by
+
+    @property
+    def device_bound(self) -> bool:
+        """Started by a device unit (`sys-subsystem-net-devices-<if>.device.wants`): systemd
+        starts it again each time the device appears (systemd.device(5) "SYSTEMD_WANTS=")."""
+        return any(w.endswith((".device.wants", ".device.requires")) for w in self.wanted_by)
 
 
 _MAX_SCRIPT_BYTES = 256 * 1024
@@ -148,23 +158,46 @@ def _startup_files(fs: FS) -> list[BootScript]:
     return scripts
 
 
+_SPECIFIER = re.compile(r"%([%inNpI])")
+
+
+def _unescape(arg: str) -> str:
+    """systemd-escape(1) undone (`%I`): `-` is `/`, `\\xNN` a byte."""
+    return re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), arg.replace("-", "/"))
+
+
+def with_specifiers(text: str, unit: str) -> str:
+    """A template's text for instance `unit`: systemd.unit(5) "Specifiers" `%i` (instance
+    name), `%I` (unescaped), `%n`, `%N`, `%p` and `%%`; other specifiers are left as written."""
+    tpl = template_of(unit)
+    if tpl is None:
+        return text
+    arg = tpl[1]
+    prefix = unit.split("@", 1)[0]
+    values = {"%": "%", "i": arg, "I": _unescape(arg), "n": unit, "N": unit.rsplit(".", 1)[0], "p": prefix}
+    return _SPECIFIER.sub(lambda m: values[m.group(1)], text)
+
+
 def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript]:
     """`remote_mounts`: mount points of network file systems, never read below."""
     scripts: list[BootScript] = _dispatcher_scripts(fs)
-    enabled = enabled_units(fs)
-    for rel in fs.config_files(BOOT_UNIT_DIRS, "*.service"):
-        if fs.is_dir(rel) or rel.rsplit("/", 1)[1] not in enabled:
+    for unit in sorted(u for u in enabled_units(fs) if u.endswith(".service")):
+        rel = boot_unit_file(fs, unit)
+        if rel is None or fs.is_dir(rel):
             continue
-        text = fs.read_text(rel) or ""
+        text = with_specifiers(fs.read_text(rel) or "", unit)
         executed = "".join(with_arguments(_script_text(fs, m.group(1), remote_mounts), _args(m.group(2)))
                            for m in _EXEC.finditer(text))
-        scripts.append(BootScript(rel, "systemd", text + "\n" + executed))
+        source = rel if rel.endswith("/" + unit) else f"{rel} as {unit}"
+        scripts.append(BootScript(source, "systemd", text + "\n" + executed,
+                                  wanted_by=read_unit_state(fs, unit).wanted_by))
     # udev rules are evaluated per device (facts/udev.py, Facts.udev_rules), not read as text here
     return scripts + _startup_files(fs)
 
 
 def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces=None, devices=None,
-                      outcomes=None) -> list[PersistedEthtool]:
+                      outcomes=None, readers=None) -> list[PersistedEthtool]:
     """`interfaces`, `devices`, `outcomes` (udev per device): as a scan's Facts read them once."""
     interfaces = interfaces if interfaces is not None else read_interfaces(fs)
-    return netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces, devices, outcomes)
+    return netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces, devices, outcomes,
+                                       readers)

@@ -107,13 +107,29 @@ class Facts:
         return _reader("mounts").read_fstab(self.fs)
 
     @fact
+    def boot_mounts(self):
+        """Mount point -> how it mounts at the next boot (fstab, .mount unit, autofs)."""
+        return _reader("boot_mounts").read_boot_mounts(self.fs)
+
+    def boot_mount(self, mount_point: str):
+        return _reader("boot_mounts").boot_mount_for(self.boot_mounts, self.fs, mount_point)
+
+    @fact
     def tuned(self):
-        return _reader("tuned").read_active_tuned(self.fs)
+        return _reader("tuned").read_active_tuned(self.fs, self.defaults.layouts.get("tuned"))
 
     @fact
     def sysctl_configured(self):
         return _reader("sysctl").safe_boot_sysctl(self.fs, lambda: self.tuned, self.module_params, self.modules_boot,
-                                       self.module_sysctl_hooks)
+                                       self.module_sysctl_hooks, self._saptune)
+
+    def _saptune(self):
+        """saptune's note writes when saptune.service starts at boot (facts/saptune.py)."""
+        try:
+            host = self.host
+        except (FactError, ParseError):
+            host = None
+        return _reader("saptune").read_saptune_writes(self.fs, host)
 
     @fact
     def modules_boot(self):
@@ -133,7 +149,8 @@ class Facts:
                 running: bool = False):
         """The driver/module/kernel default of `setting` for the kernel that boots next
         (`running`: for the running kernel, as a driver re-added without a reboot comes
-        back), its source naming that kernel (and the running one when they differ); None
+        back: `... of the running kernel R`), its source naming that kernel (and the running
+        one when they differ); None
         when content does not know it. FactError/ParseError when the next kernel cannot be told."""
         try:
             same = self.defaults.lookup(module, setting, self.host, vcpus, device)
@@ -150,6 +167,9 @@ class Facts:
         found = self.defaults.lookup(module, setting, host, vcpus, device)
         if found is None:
             return None
+        if running:
+            return found.replace(source=f"{found.source} of the running kernel "
+                                        f"{host.kernel if host else '(release unreadable)'}")
         if nxt is None:
             return found.replace(source=f"{found.source} of {host.kernel if host else 'unknown'} (the running kernel)")
         return found.replace(source=f"{found.source} of {nxt.describe()}")
@@ -200,9 +220,20 @@ class Facts:
                 for name, out in self.udev_net_outcomes.items()}
 
     @fact
+    def nm_unmanaged(self):
+        """Interfaces NetworkManager leaves unmanaged at the next boot, and why (facts/nmconf.py)."""
+        return _reader("nmconf").unmanaged_devices(self.fs, self.net_devices,
+                                                   {n: out.env for n, out in self.udev_net_outcomes.items()})
+
+    @fact
     def persisted_ethtool(self):
+        try:
+            host = self.host
+        except (FactError, ParseError):
+            host = None  # release unknown: every reader any release has is considered
+        readers = _reader("defaults").readers
         return _reader("boot").persisted_ethtool(self.fs, self.boot_scripts, self.interfaces, self.net_devices,
-                                      self.udev_net_outcomes)
+                                      self.udev_net_outcomes, lambda fmt: readers(self.defaults, fmt, host))
 
     @fact
     def vmx_files(self):

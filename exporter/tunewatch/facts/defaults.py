@@ -58,7 +58,9 @@ def _steps(steps: list[dict], vcpus: int | None) -> int | None:
 class Defaults:
     """Every loaded defaults document; `lookup()` picks the entry for one host."""
 
-    def __init__(self, documents=()):
+    def __init__(self, documents=(), layouts: dict | None = None):
+        # checks/layouts rides along: it is content the facts need, loaded and cached with these
+        self.layouts: dict[str, dict] = layouts or {}
         self._entries: dict[tuple[str, str], list[dict]] = {}
         self._type: dict[str, str] = {}
         for doc in documents:
@@ -117,3 +119,17 @@ class Defaults:
         else:
             source = f"{'module' if kind == 'module' else 'kernel'} default ({module}: {value})"
         return Default(str(value), source, assumption, entry["cite"])
+
+
+def readers(defaults: Defaults, fmt: str, host) -> tuple[tuple[str, ...], str] | None:
+    """(reader units, cite) of configuration format `fmt` (`ifcfg-rh`, `ifcfg-suse`) on this
+    host's release, from `type: reader` content (checks/defaults/ifcfg.yaml); None when
+    content names no entry for the release."""
+    if host is None:
+        return None
+    version = kernel_tuple(host.os_version) if host.os_version else ()
+    for e in defaults._entries.get(("ifcfg", fmt), []):
+        r = e.get("release") or {}
+        if host.os_id in r.get("os_id", ()) and version and _in_range(version, r):
+            return tuple(str(e["value"]).split()), e["cite"]
+    return None

@@ -21,16 +21,20 @@ binds configuration to a device; an entry with a `problem` applies nothing and s
   `connection.interface-name`, `[ethernet] mac-address` (the permanent MAC), and the
   `[match]` `interface-name=` / `driver=` lists (`;`-separated globs, `!` negation, `&`
   mandatory, `|` optional, as nm-settings-nmcli(5)). Only the exact NM option names apply.
-  A device a udev rule marks `ENV{NM_UNMANAGED}="1"` (Azure images do so for the AN VF,
-  `68-azure-sriov-nm-unmanaged.rules`) is never activated by NetworkManager.
+  A device NetworkManager does not manage (a udev rule sets `ENV{NM_UNMANAGED}="1"`, as
+  Azure images do for the AN VF, or `[keyfile] unmanaged-devices=` matches it:
+  facts/nmconf.py) is never activated by NetworkManager and raises no dispatcher event.
 - systemd .link files (systemd.link(5)): per interface, only the first matching file in
-  lexical order of names applies.
+  lexical order of names applies; at boot /run holds only what netplan generates again
+  (facts/linkfiles.py, facts/netplan.py).
+- tuned's [net] plugin on the devices its `devices=` selects (facts/tuned_net.py).
 - udev rules (udev(7)): programs `RUN` collects for the device, `%k`/`$kernel` being it.
 - Boot scripts (NetworkManager dispatcher scripts, enabled units and what they run): a
-  literal interface name reaches that interface; a dispatcher script's `$1`/
-  `$DEVICE_IFACE` is the interface NetworkManager runs it for (restricted by `"$1" = "x"`
-  tests when it has them); another variable in a script that reads `lower_*` links
-  reaches the VFs of those interfaces. Anything else is not credited.
+  literal interface name reaches that interface; a dispatcher script runs only for the
+  events of managed interfaces its `$1`/`$2` guards let through, and reaches a literal
+  name as facts/nm_dispatch.py says; its `$1`/`$DEVICE_IFACE` is each interface it runs
+  for; another variable in a script that reads `lower_*` links reaches the VFs of those
+  interfaces. Anything else is not credited.
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ from ..host.fs import FS
 from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_ethtool_options, suggest
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
-from ..parsers.systemd_link import LinkFile, parse_link_file
-from . import readd, udev
+from . import nm_dispatch, nmconf, readd, udev
+from .linkfiles import from_link_files
+from .tuned_net import from_tuned
 from .udev_device import path_test, sysattr_reader, uevent as _uevent
 from .filestat import file_stat
 from .interfaces import Interface
@@ -70,8 +75,6 @@ class PersistedEthtool(FrozenRecord):
         self.on_add = on_add
 
 
-LINK_DIRS = ("etc/systemd/network", "run/systemd/network", "usr/local/lib/systemd/network",
-             "usr/lib/systemd/network", "lib/systemd/network")
 # nm-settings-keyfile(5): /etc holds persistent profiles, /usr/lib read-only ones; profiles in
 # /run/NetworkManager/system-connections are in-memory and gone after a reboot
 NM_DIRS = ("etc/NetworkManager/system-connections", "usr/lib/NetworkManager/system-connections")
@@ -88,7 +91,6 @@ NM_KEYS = {"channels-combined": "channels.combined", "channels-rx": "channels.rx
            "feature-rxvlan": "features.rx-vlan-offload", "feature-txvlan": "features.tx-vlan-offload"}
 _GKEYFILE_BOOL = {"true": "on", "1": "on", "false": "off", "0": "off"}
 _IFACE_ARG = lazy(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
-_GUARD = lazy(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
 
 
 def consumer_problem(fs: FS, units: tuple[str, ...], what: str) -> str | None:
@@ -101,8 +103,9 @@ def consumer_problem(fs: FS, units: tuple[str, ...], what: str) -> str | None:
 
 
 _WICKED_VAR = "ETHTOOL_OPTIONS"
-_IFCFG = (("etc/sysconfig/network", _WICKED_VAR, ("wicked.service",)),
-          ("etc/sysconfig/network-scripts", "ETHTOOL_OPTS", ("NetworkManager.service", "network.service")))
+# (directory, variable, format, its readers when content names none for the release)
+_IFCFG = (("etc/sysconfig/network", _WICKED_VAR, "ifcfg-suse", ("wicked.service",)),
+          ("etc/sysconfig/network-scripts", "ETHTOOL_OPTS", "ifcfg-rh", ("NetworkManager.service", "network.service")))
 # ifcfg(5) (wicked): STARTMODE "manual*" is the default and is not set up at boot
 # ifcfg(5): files with these endings are ignored
 _IFCFG_IGNORED = ("~", ".old", ".bak", ".orig", ".rpmnew", ".rpmsave", ".rpmorig", ".scpmbackup")
@@ -134,17 +137,36 @@ def _wicked_unsplit(var: str, value: str) -> str:
             f"not split it at ';' (put each command in its own ETHTOOL_OPTIONS_<suffix>)")
 
 
-def _from_ifcfg(fs: FS, names: set[str], unmanaged: set[str] = frozenset()) -> list[PersistedEthtool]:
+def _reader_problem(fs: FS, fmt: str, units: tuple[str, ...], readers, what: str) -> str | None:
+    """Why no service reads `what` at boot: content (`readers(fmt)`: units and cite per
+    distribution release, checks/defaults/ifcfg.yaml) names none for the release, or none
+    of the readers is enabled."""
+    known = readers(fmt) if readers is not None else None
+    if known is not None and not known[0]:
+        return f"nothing reads {what} at boot on this release: {known[1]}"
+    units = known[0] if known else units
+    loaded = nmconf.plugins(fs) if fmt == "ifcfg-rh" and "NetworkManager.service" in units else None
+    if loaded is not None and "ifcfg-rh" not in loaded[0]:  # NetworkManager.conf(5) [main] plugins
+        units = tuple(u for u in units if u != "NetworkManager.service")
+        why = f"[main] plugins={','.join(loaded[0])} in {loaded[1]} does not load ifcfg-rh"
+        if not units:
+            return f"NetworkManager does not read {what}: {why}"
+        off = consumer_problem(fs, units, what)
+        return f"{off} ({why})" if off else None
+    return consumer_problem(fs, units, what)
+
+
+def _from_ifcfg(fs: FS, names: set[str], readers=None, unmanaged: set[str] = frozenset()) -> list[PersistedEthtool]:
     found = []
-    for d, consumer_var, units in _IFCFG:
+    for d, consumer_var, fmt, units in _IFCFG:
         for rel in fs.glob(d, "ifcfg-*"):
             if rel.endswith(_IFCFG_IGNORED):
                 continue
             values = parse_shell_assignments(fs.read_required(rel), rel)
             iface = values.get("DEVICE") or rel.rsplit("ifcfg-", 1)[1]
             variables = _ifcfg_variables(consumer_var, values)
-            off = (consumer_problem(fs, units, rel.rsplit("/", 1)[1]) or _not_at_boot(consumer_var, values, iface)) \
-                if variables else None
+            off = (_reader_problem(fs, fmt, units, readers, rel.rsplit("/", 1)[1])
+                   or _not_at_boot(consumer_var, values, iface)) if variables else None
             for var in variables:
                 source, value = f"{rel}:{var}", values[var]
                 if consumer_var == _WICKED_VAR and ";" in value:
@@ -210,7 +232,7 @@ def _nm_settings(section: dict, rel: str) -> tuple[dict[str, str], list[str]]:
     return settings, unknown
 
 
-def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]) -> list[PersistedEthtool]:
+def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: dict[str, str]) -> list[PersistedEthtool]:
     found = []
     nm_off = None
     for rel in fs.config_files(NM_DIRS, "*.nmconnection"):
@@ -224,8 +246,8 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]
         targets = tuple(n for n in bound if n not in unmanaged)
         for n in bound:
             if n in unmanaged:
-                found.append(PersistedEthtool(rel, {}, (n,), f"a udev rule sets NM_UNMANAGED=1 for {n}: "
-                                                             f"NetworkManager never activates {rel} on it"))
+                found.append(PersistedEthtool(rel, {}, (n,), f"{unmanaged[n]}: NetworkManager never activates "
+                                                             f"{rel} on it", on_add=False))
         st = file_stat(fs, rel)
         nm_off = nm_off or consumer_problem(fs, ("NetworkManager.service",), "a keyfile")
         problem = nm_off
@@ -237,68 +259,6 @@ def _from_nm_keyfiles(fs: FS, devices: dict[str, NetDevice], unmanaged: set[str]
         found.append(PersistedEthtool(rel, settings if not problem else {}, targets, problem, on_add=True))
         if unknown and not problem:
             found.append(PersistedEthtool(rel, {}, targets, "unknown [ethtool] keys: " + ", ".join(unknown)))
-    return found
-
-
-# -- systemd .link files ---------------------------------------------------------------
-
-_HOST_CONDITIONS = {"Host", "Virtualization", "KernelCommandLine", "KernelVersion", "Architecture", "Firmware",
-                    "Credential"}
-
-
-def _link_key_matches(key: str, values: tuple[str, ...], dev: NetDevice) -> bool:
-    """One [Match] key, as systemd's net_condition_test_strv(): a matching negative item
-    fails it; with positive items, one of them must match."""
-    if key in _HOST_CONDITIONS:
-        return True  # conditions on the host, not the interface: not judged here
-    props = {"ID_NET_DRIVER": dev.driver, "INTERFACE": dev.name, "ID_PATH": dev.id_path}
-    subjects = {"OriginalName": dev.name, "Driver": dev.driver, "Path": dev.id_path, "Type": dev.type,
-                "MACAddress": dev.mac, "PermanentMACAddress": dev.permanent_mac, "Kind": None}
-    positive, hit = False, False
-    for v in values:
-        inverted = v.startswith("!")
-        pattern = v[1:] if inverted else v
-        if key in ("MACAddress", "PermanentMACAddress"):
-            subject = subjects[key]
-            matched = subject is not None and subject == pattern.lower().replace("-", ":")
-        elif key == "Property":
-            prop, _, pattern = pattern.partition("=")
-            subject = props.get(prop)
-            matched = subject is not None and fnmatch.fnmatchcase(subject, pattern)
-        else:
-            subject = subjects.get(key)
-            matched = subject is not None and fnmatch.fnmatchcase(subject, pattern)
-        if inverted and matched:
-            return False
-        if not inverted:
-            positive, hit = True, hit or matched
-    return hit or not positive
-
-
-def link_applies(link: LinkFile, dev: NetDevice) -> bool:
-    return all(_link_key_matches(m.key, m.values, dev) for m in link.match)
-
-
-def _from_link_files(fs: FS, devices: dict[str, NetDevice]) -> list[PersistedEthtool]:
-    links = []
-    for rel in fs.config_files(LINK_DIRS, "*.link"):
-        text = fs.read_required(rel)
-        if text.strip():  # systemd.link(5): an empty file masks the name, like /dev/null
-            links.append(parse_link_file(text, rel))
-    found = []
-    for name, dev in devices.items():
-        first = next((link for link in links if link_applies(link, dev)), None)
-        if first is None:
-            continue
-        if first.settings:
-            found.append(PersistedEthtool(first.source, dict(first.settings), (name,), on_add=True))
-        for why in first.rejected:
-            found.append(PersistedEthtool(first.source, {}, (name,), why))
-        for later in links[links.index(first) + 1:]:
-            if later.settings and link_applies(later, dev):
-                found.append(PersistedEthtool(later.source, {}, (name,),
-                                              f"{later.source} also matches {name} but only the first matching "
-                                              f".link file applies ({first.source})"))
     return found
 
 
@@ -357,47 +317,78 @@ def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
 
 
-def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface]) -> tuple[str, ...]:
-    """A literal interface reaches itself; a dispatcher script's `$1` the interfaces it runs
-    for; another variable, in a script that reads `lower_*` links, the VFs below the
-    interfaces it runs for (dispatcher) or names (any other mechanism: a unit's arguments
-    are substituted into its script, facts/boot.py), or below every interface when it
-    globs `/sys/class/net/*/lower_*`."""
+def _code(text: str) -> str:
+    return "\n".join("" if ln.lstrip().startswith("#") else ln for ln in text.split("\n"))
+
+
+def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface],
+                    unmanaged: dict[str, str]) -> tuple[tuple[str, ...], str | None]:
+    """(interfaces reached, why not the one named). A literal interface reaches itself; a
+    dispatcher script only through the events NetworkManager raises (facts/nm_dispatch.py);
+    another variable, in a script that reads `lower_*` links, the VFs below the interfaces
+    it runs for (dispatcher) or names (any other mechanism: a unit's arguments are
+    substituted into its script, facts/boot.py), or below every interface when it globs
+    `/sys/class/net/*/lower_*`."""
     iface = cmd.interface or ""
-    if not any(c in iface for c in "$%`"):
-        return (iface,) if iface else ()
+    literal = not any(c in iface for c in "$%`")
     if script.mechanism == "nm-dispatcher":
-        guards = set(_GUARD.findall(script.text))
-        runs_for = [n for n in interfaces if not guards or n in guards]
+        managed = [n for n in interfaces if n not in unmanaged]
+        runs, scope = nm_dispatch.runs_for(_code(script.text), managed)
+        if not runs:
+            why = (f"its guard on $2 lets only {scope.actions()} through, never pre-up/up at boot"
+                   if not scope.at_boot() else "NetworkManager raises no event its guard lets through")
+            return (), why
+        if literal:
+            if not iface:
+                return (), None
+            if scope.guarded or iface in runs:
+                return (iface,), None
+            if iface in unmanaged:
+                return (), (f"{unmanaged[iface]}: NetworkManager raises no dispatcher event for {iface}, "
+                            f"so this unguarded script never runs for it")
+            return (), f"NetworkManager raises no dispatcher event for {iface} (not a managed interface here)"
         if _IFACE_ARG.match(iface):
-            return tuple(runs_for)
+            return tuple(runs), None
+        runs_for = runs
+    elif literal:
+        return ((iface,) if iface else ()), None
     elif _ALL_LOWERS.search(script.text):
         runs_for = list(interfaces)
     else:
         runs_for = [n for n in interfaces if interfaces[n].lowers and _named(n, script.text)]
     if "lower_" in script.text:  # the script resolves the VF below the interface it runs for
-        return tuple(vf for n in runs_for for vf in interfaces[n].lowers)
-    return ()
+        return tuple(vf for n in runs_for for vf in interfaces[n].lowers), None
+    return (), None
 
 
-def _from_scripts(scripts, interfaces: dict[str, Interface], fs: FS | None = None,
-                  unmanaged: set[str] = frozenset()) -> list[PersistedEthtool]:
+def _from_scripts(scripts, interfaces: dict[str, Interface], unmanaged: dict[str, str],
+                  fs: FS | None = None) -> list[PersistedEthtool]:
     found = []
     for script in scripts:
         if script.mechanism == "udev":
             continue  # judged per device by _from_udev
         for cmd in find_ethtool_commands(script.text, script.source):
-            targets = _script_targets(cmd, script, interfaces)
-            on_add = readd.script_on_add(fs, cmd, script, targets, unmanaged) if fs is not None else None
-            found.append(_entry(f"{script.source}:{cmd.line}", cmd, targets, on_add))
+            targets, why = _script_targets(cmd, script, interfaces, unmanaged)
+            source = f"{script.source}:{cmd.line}"
+            if why and cmd.settings:
+                named = (cmd.interface,) if cmd.interface and "$" not in cmd.interface else ()
+                found.append(PersistedEthtool(source, {}, named or tuple(interfaces), why, on_add=False))
+                continue
+            # a unit a device unit wants starts again when the device is re-added (SPEC "After a driver update")
+            on_add = readd.script_on_add(fs, cmd, script, targets, set(unmanaged)) if fs is not None else None
+            if script.mechanism == "systemd" and getattr(script, "device_bound", False):
+                on_add = True
+            found.append(PersistedEthtool(source, dict(cmd.settings), targets, cmd.problem, on_add=on_add))
     return found
 
 
 def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices=None,
-                      outcomes=None) -> list[PersistedEthtool]:
-    """`devices` and `outcomes` (udev per device), when the caller has them already."""
+                      outcomes=None, readers=None) -> list[PersistedEthtool]:
+    """`devices` and `outcomes` (udev per device), when the caller has them already;
+    `readers(fmt)`: content's reader units of an ifcfg format on this release (or None)."""
     devices = devices if devices is not None else read_net_devices(fs, interfaces)
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)
-    unmanaged = {n for n, out in outcomes.items() if out.env.get("NM_UNMANAGED") == "1"}
-    return (_from_ifcfg(fs, set(interfaces), unmanaged) + _from_nm_keyfiles(fs, devices, unmanaged)
-            + _from_link_files(fs, devices) + _from_udev(outcomes) + _from_scripts(scripts, interfaces, fs, unmanaged))
+    unmanaged = nmconf.unmanaged_devices(fs, devices, {n: out.env for n, out in outcomes.items()})
+    return (_from_ifcfg(fs, set(interfaces), readers, set(unmanaged)) + _from_nm_keyfiles(fs, devices, unmanaged)
+            + [PersistedEthtool(*e) for e in from_link_files(fs, devices) + from_tuned(fs, devices)]
+            + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged, fs))

@@ -22,12 +22,12 @@ from __future__ import annotations
 import re
 
 from ..host.fs import FS
+from . import nm_dispatch
 from .services import read_unit_state
 
 _READD_STARTMODES = {"auto", "onboot", "on", "boot", "hotplug"}  # ifcfg(5): set up when the device appears
 DEVICE_UNIT_PREFIX = "sys-subsystem-net-devices-"
 _IFACE_ARG = re.compile(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
-_GUARD = re.compile(r'"?\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?"?\s*={1,2}\s*"?([\w.:-]+)"?')
 _BOUND = re.compile(rf"^\s*(?:BindsTo|WantedBy|PartOf)\s*=.*\b{DEVICE_UNIT_PREFIX}", re.M)
 
 
@@ -44,6 +44,8 @@ def bound_to_device(fs: FS, script) -> bool:
     device is added (systemd.device(5); systemd.unit(5) `BindsTo=` stops it on removal)."""
     if script.mechanism != "systemd":
         return False
+    if getattr(script, "device_bound", False):  # facts/boot.py: its .wants are a device unit's
+        return True
     unit = script.source.rsplit("/", 1)[1]
     if any(w.startswith(DEVICE_UNIT_PREFIX) for w in read_unit_state(fs, unit).wanted_by):
         return True
@@ -52,9 +54,10 @@ def bound_to_device(fs: FS, script) -> bool:
 
 def dispatcher_runs_for(script, iface: str, unmanaged: set[str]) -> bool:
     """NetworkManager raises `up` for the re-added `iface` only when it manages it, and the
-    script's `$1` guard (when it has one) must let `iface` through."""
-    guards = set(_GUARD.findall(script.text))
-    return iface not in unmanaged and (not guards or iface in guards)
+    script's `$1`/`$2` guards (when it has them) must let `iface` and `up` through
+    (facts/nm_dispatch.py reads them as for the boot)."""
+    scope = nm_dispatch.scope_of(script.text)
+    return iface not in unmanaged and scope.lets(iface) and scope.at_boot()
 
 
 def script_on_add(fs: FS, cmd, script, targets: tuple[str, ...], unmanaged: set[str]) -> bool:

@@ -14,6 +14,13 @@ reported as `runtime_mask` beside it. A wants link in /etc adds a dependency on 
 its name (systemd load-dropin.c `process_deps()`); the unit is enabled only when a unit
 file of that name loads at the next boot: a link into /run (or a dangling one) whose unit
 exists nowhere else starts nothing then.
+
+An instance `name@arg.service` with no unit file of its own loads its template
+`name@.service` from the same search path (systemd.unit(5): "if a unit file
+"getty@tty3.service" is requested and no file by that name is found, systemd will look for
+"getty@.service" and instantiate a service from that configuration file if it is found";
+systemd `src/shared/unit-file.c` `unit_file_find_fragment()`: the instance name, then
+`unit_name_template()`).
 """
 
 from __future__ import annotations
@@ -80,14 +87,33 @@ def _is_mask(fs: FS, rel: str | None) -> bool:
         return False
 
 
+def template_of(unit: str) -> tuple[str, str] | None:
+    """(`name@.service`, `arg`) of an instance `name@arg.service`, else None."""
+    base, at, rest = unit.partition("@")
+    if not at or not base or "." not in rest:
+        return None
+    arg, _, suffix = rest.rpartition(".")
+    return (f"{base}@.{suffix}", arg) if arg else None
+
+
 def _boot_unit_file(fs: FS, unit: str) -> str | None:
     """The file the next boot loads for `unit` (a mask included): the first of
-    BOOT_UNIT_DIRS that has it, skipping a link that dangles then (into /run or nowhere)."""
-    for d in BOOT_UNIT_DIRS:
-        rel = f"{d}/{unit}"
-        if fs.exists(rel) and (_is_mask(fs, rel) or not _gone_at_boot(fs, rel)):
-            return rel
+    BOOT_UNIT_DIRS that has it, skipping a link that dangles then (into /run or nowhere);
+    for an instance without a file of its own, its template's."""
+    tpl = template_of(unit)
+    names = (unit, tpl[0]) if tpl else (unit,)
+    for name in names:  # load-fragment.c: the instance name first, then the template
+        for d in BOOT_UNIT_DIRS:
+            rel = f"{d}/{name}"
+            if fs.exists(rel) and (_is_mask(fs, rel) or not _gone_at_boot(fs, rel)):
+                return rel
     return None
+
+
+def boot_unit_file(fs: FS, unit: str) -> str | None:
+    """The unit file (or template) the next boot loads for `unit`; None when masked or absent."""
+    rel = _boot_unit_file(fs, unit)
+    return None if rel is None or _is_mask(fs, rel) else rel
 
 
 def _wants_dirs(fs: FS) -> list[str]:

@@ -9,13 +9,18 @@ Two programs apply sysctl files, with different rules:
   `99-sysctl.conf -> ../sysctl.conf`, at that link's place in name order.
 - procps `sysctl --system` (sysctl.conf(5); procps-ng sysctl.c PreloadSystem()): the
   same directories merged the same way, then /etc/sysctl.conf again, last, when it is a
-  regular file. tuned runs it after its own profile when `reapply_sysctl = 1` (the
-  default, tuned-main.conf(5)).
+  regular file.
+- tuned (when tuned.service starts at boot and a profile is active) writes its profile's
+  [sysctl] after systemd-sysctl, then, with `reapply_sysctl = 1` (the default), writes
+  etc/sysctl.d/*.conf and etc/sysctl.conf again line by line, never usr/lib/sysctl.d
+  (plugin_sysctl.py `_apply_system_sysctl()`).
+
+Every write goes through the kernel's handler (facts/sysctl_writes.py): writing
+vm.dirty_ratio zeroes vm.dirty_bytes and the reverse, so the order of all writes counts.
 
 At the next boot /run is empty (tmpfs), so run/sysctl.d and run/modprobe.d do not count.
 A `modprobe.d` module option sets a parameter when the module loads and any sysctl file
-for the same key overrides it. tuned (when tuned.service starts at boot and a profile is
-active) applies its profile's [sysctl] section, `include=` followed, after systemd-sysctl.
+for the same key overrides it.
 
 Keys a module provides (content: `module_params`) exist only once it loads, and
 systemd-sysctl skips a key that does not exist yet (sysctl.d(5)). A module that is not
@@ -32,16 +37,19 @@ from __future__ import annotations
 from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..host.fs import FS
-from ..parsers.ini import parse_ini
 from ..parsers.sysctl_command import SysctlRun
 from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path
 from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d
 from .services import read_unit_state
-from .tuned import TunedProfile
+from .sysctl_writes import initial, replay, systemd_sysctl_order
+from .tuned import TunedProfile, read_tuned_main
 
 SYSCTL_DIRS = ("etc/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 SYSCTL_CONF = "etc/sysctl.conf"
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
+# tuned plugin_sysctl.py `SYSCTL_CONFIG_DIRS = ["/run/sysctl.d", "/etc/sysctl.d"]` then
+# /etc/sysctl.conf (`_apply_system_sysctl()`); never usr/lib/sysctl.d. /run is empty at boot.
+TUNED_REAPPLY_DIRS = ("etc/sysctl.d",)
 
 
 class ConfiguredValue(FrozenRecord):
@@ -147,20 +155,28 @@ class _Files:
 
     def __init__(self, fs: FS):
         self.fs = fs
-        self._parsed: dict[str, dict[str, ConfiguredValue]] = {}
+        self._parsed: dict[str, list[tuple[str, ConfiguredValue, bool]]] = {}
 
-    def settings(self, rel: str) -> dict[str, ConfiguredValue]:
+    def lines(self, rel: str) -> list[tuple[str, ConfiguredValue, bool]]:
+        """(key, value, `-` prefixed) of every assignment, in file order."""
         if rel not in self._parsed:
-            self._parsed[rel] = {s.key: ConfiguredValue(s.value, f"{rel}:{s.line}")
-                                 for s in parse_sysctl_conf(self.fs.read_required(rel), rel)}
+            self._parsed[rel] = [(s.key, ConfiguredValue(s.value, f"{rel}:{s.line}"), s.ignore_failure)
+                                 for s in parse_sysctl_conf(self.fs.read_required(rel), rel)]
         return self._parsed[rel]
 
-    def apply(self, base: dict[str, ConfiguredValue], files: list[str], only=None) -> dict[str, ConfiguredValue]:
-        values = dict(base)
-        for rel in files:
-            values.update(self.settings(rel) if only is None else
-                          {k: v for k, v in self.settings(rel).items() if only(k)})
-        return values
+    def settings(self, rel: str) -> dict[str, ConfiguredValue]:
+        return {key: cv for key, cv, _ in self.lines(rel)}
+
+    def apply(self, base: dict[str, ConfiguredValue], files: list[str], only=None, order: str = "procps",
+              ) -> dict[str, ConfiguredValue]:
+        """`base` after the files are applied as a consumer applies them: procps `sysctl`
+        and tuned's reapply_sysctl write line by line, in file order (procps-ng sysctl.c
+        `Preload()`; tuned plugin_sysctl.py `_apply_sysctl_config_file()`, which writes a
+        `-key` as a path that does not exist: nothing); systemd-sysctl reads every file
+        first and writes each key once (sysctl_writes.systemd_sysctl_order)."""
+        writes = [(k, cv) for rel in files for k, cv, dash in self.lines(rel)
+                  if (only is None or only(k)) and not (dash and order == "tuned")]
+        return replay(base, systemd_sysctl_order(writes) if order == "systemd" else writes)
 
 
 def _modprobe_options(fs: FS, module_params: dict[str, str], modules: ModulesBoot | None) -> dict[str, ConfiguredValue]:
@@ -176,15 +192,42 @@ def _modprobe_options(fs: FS, module_params: dict[str, str], modules: ModulesBoo
 
 
 def _tuned_reapplies(fs: FS) -> bool:
-    text = fs.read_text(TUNED_MAIN)
-    if text is None:
-        return True
-    value = parse_ini(text, TUNED_MAIN).get("", {}).get("reapply_sysctl", "1").strip().lower()
-    return value not in ("0", "false", "no", "off")
+    """tuned's `get_bool()` (utils/commands.py): Y, YES, T, TRUE and 1 are true, in any
+    case; anything else (`on` included) is false. Default true (consts.py)."""
+    value = read_tuned_main(fs).get("reapply_sysctl", "1")
+    return value.upper().strip() in ("1", "Y", "YES", "T", "TRUE")
 
 
 def _tuned_runs(fs: FS, tuned: TunedProfile | None) -> bool:
     return tuned is not None and read_unit_state(fs, "tuned.service").enabled
+
+
+def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, ConfiguredValue],
+                  conf_is_file: bool) -> tuple[dict[str, ConfiguredValue], str]:
+    """tuned's units in the order it applies them (facts/tuned.py): a [sysctl] unit writes its
+    options, then, with reapply_sysctl, etc/sysctl.d and etc/sysctl.conf again
+    (plugin_sysctl.py `_instance_apply_static()`); a [vm] unit writes vm.dirty_* unless the
+    value is already set or out of its range (plugin_vm.py `_dirty_option()`)."""
+    reapply = _tuned_reapplies(fs)
+    again = fs.config_files(TUNED_REAPPLY_DIRS, "*.conf") + ([SYSCTL_CONF] if conf_is_file else [])
+    for kind, writes in tuned.steps:
+        src = lambda f: f"tuned profile {tuned.name} ({f})"  # noqa: E731
+        if kind == "vm":
+            values = replay(values, [(f"vm.{k}", ConfiguredValue(" ".join(v.split()), src(f)))
+                                     for k, v, f in writes if not _same_now(values, f"vm.{k}", v)])
+            continue
+        values = replay(values, [(k, ConfiguredValue(" ".join(v.split()), src(f))) for k, v, f in writes])
+        if reapply:
+            values = files.apply(values, again, order="tuned")
+    name = f"tuned ({tuned.name})" + (" reapply_sysctl: etc/sysctl.d, etc/sysctl.conf" if reapply else "")
+    return values, name
+
+
+def _same_now(values: dict[str, ConfiguredValue], key: str, value: str) -> bool:
+    """plugin_vm.py: "Not setting option ... already set" (the kernel's start value counts)."""
+    now = values.get(key)
+    current = now.value if now is not None else initial(key)
+    return current is not None and current.strip() == value.strip()
 
 
 def _hook_consumer(files: _Files, hook: SysctlHook, base: dict[str, ConfiguredValue], dropins: list[str],
@@ -198,7 +241,7 @@ def _hook_consumer(files: _Files, hook: SysctlHook, base: dict[str, ConfiguredVa
         how = "sysctl" + (f" --pattern {run.pattern}" if run.pattern else "") + (" --system" if run.system else "") + \
             "".join(f" -p {f}" for f in run.files)
     return Consumer(f"{how} run by {hook.source} when {hook.module} loads",
-                    files.apply(base, order, run.limits))
+                    files.apply(base, order, run.limits, "systemd" if run.consumer == "systemd-sysctl" else "procps"))
 
 
 def _late_modules(files: _Files, modules: ModulesBoot | None, module_params: dict[str, str],
@@ -212,7 +255,7 @@ def _late_modules(files: _Files, modules: ModulesBoot | None, module_params: dic
             continue
         keys = {k for p, k in module_params.items() if p.split(".", 1)[0] == module}
         base = {k: v for k, v in options.items() if k in keys}
-        consumers = []
+        consumers: list[Consumer] = []
         for hook in (h for h in hooks if h.module == module):
             values = dict(consumers[-1].values) if consumers else dict(base)
             consumers.append(_hook_consumer(files, hook, values, dropins, conf_is_file))
@@ -223,7 +266,8 @@ def _late_modules(files: _Files, modules: ModulesBoot | None, module_params: dic
 
 
 def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str, str],
-                     modules: ModulesBoot | None = None, hooks: list[SysctlHook] | None = None) -> BootSysctl:
+                     modules: ModulesBoot | None = None, hooks: list[SysctlHook] | None = None,
+                     saptune: tuple[list[tuple[str, str, str]], list[str]] | None = None) -> BootSysctl:
     """The consumers that run at the next boot and what each leaves for every key.
     `modules` (facts/modules.py) and `hooks` (run when a module loads) decide which keys of
     `module_params` modules are set by systemd-sysctl and tuned and which only at load."""
@@ -235,25 +279,25 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
 
     consumers = []
     options = _modprobe_options(fs, module_params, modules)
-    after_systemd = files.apply(options, dropins)
+    after_systemd = files.apply(options, dropins, order="systemd")
     if not read_unit_state(fs, "systemd-sysctl.service").masked:
         consumers.append(Consumer("systemd-sysctl", after_systemd))
-    if _tuned_runs(fs, tuned):
-        values = dict(after_systemd)
-        values.update({k: ConfiguredValue(" ".join(v.split()), f"tuned profile {tuned.name} ({src})")
-                       for k, (v, src) in tuned.sysctl.items()})
-        name = f"tuned ({tuned.name})"
-        if _tuned_reapplies(fs):
-            values = files.apply(values, dropins + ([SYSCTL_CONF] if conf_is_file else []))
-            name = f"tuned ({tuned.name}) reapply_sysctl: sysctl --system"
+    if tuned is not None and _tuned_runs(fs, tuned):
+        values, name = _tuned_values(files, fs, tuned, after_systemd, conf_is_file)
         consumers.append(Consumer(name, values))
+    if saptune is not None:  # saptune.service: After=systemd-sysctl.service tuned.service
+        base = consumers[-1].values if consumers else options
+        writes, skipped = saptune
+        name = "saptune (NOTE_APPLY_ORDER)" + (f"; {'; '.join(skipped[:2])}" if skipped else "")
+        consumers.append(Consumer(name, replay(base, [(k, ConfiguredValue(" ".join(v.split()), f"saptune note {src}"))
+                                                      for k, v, src in writes])))
     late = _late_modules(files, modules, module_params, options, hooks or [], dropins, conf_is_file)
     module_of = {k: p.split(".", 1)[0] for p, k in module_params.items()}
     return BootSysctl(tuple(consumers), sysctl_conf, linked, late, module_of)
 
 
 def safe_boot_sysctl(fs: FS, tuned_loader, module_params: dict[str, str], modules: ModulesBoot | None = None,
-                     hooks: list[SysctlHook] | None = None) -> BootSysctl:
+                     hooks: list[SysctlHook] | None = None, saptune_loader=None) -> BootSysctl:
     """As read_boot_sysctl; an unreadable tuned profile matters only when tuned runs at boot."""
     try:
         tuned = tuned_loader()
@@ -261,4 +305,5 @@ def safe_boot_sysctl(fs: FS, tuned_loader, module_params: dict[str, str], module
         if read_unit_state(fs, "tuned.service").enabled:
             raise
         tuned = None
-    return read_boot_sysctl(fs, tuned, module_params, modules, hooks)
+    saptune = saptune_loader() if saptune_loader is not None else None
+    return read_boot_sysctl(fs, tuned, module_params, modules, hooks, saptune)

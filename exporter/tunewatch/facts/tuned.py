@@ -1,57 +1,228 @@
-"""The active tuned profile and its merged settings, following `include=`."""
+"""The active tuned profile(s), merged as tuned merges them.
+
+tuned's own rules (redhat-performance/tuned, tuned/profiles/):
+- `etc/tuned/active_profile` holds one or more names, loaded in order and merged, a later
+  one overriding an earlier (loader.py `load()`: `profile_names.split()`, names not of
+  `^[a-zA-Z0-9_.-]+$` dropped; merger.py `_merge_two()`).
+- each name is looked for as `<dir>/<name>/tuned.conf` in the profile directories, the
+  last directory first (locator.py `get_config()`); a file already loaded is skipped, so a
+  profile in /etc may include the vendor profile of the same name; `-name` is optional.
+  A name found nowhere fails the whole load: tuned applies no profile at all.
+- `include=` (split on `,` or `;`) loads the included profiles first, then the profile
+  itself (loader.py `_load_profile()`).
+- the directories are `profile_dirs` of tuned-main.conf, else the layout the package was
+  built with (content, checks/layouts/tuned.yaml: tuned >= 2.24 moved them to
+  `profiles/` subdirectories).
+- units merge by name: options of the newer unit update the older one's, `replace=1`
+  drops the older unit, `drop=` removes options; `type`, `enabled` and `devices` come
+  from the newer unit (merger.py `_merge_two()`; unit.py pops these control options).
+"""
 
 from __future__ import annotations
 
+import re
 
 from .._record import FrozenRecord
-from ..errors import FactError
+from ..errors import ParseError
 from ..host.fs import FS
-from ..parsers.ini import parse_ini
+from ..parsers.tuned_conf import parse_tuned_conf, parse_tuned_main
 
-_PROFILE_DIRS = ("etc/tuned", "usr/lib/tuned", "lib/tuned")
+TUNED_MAIN = "etc/tuned/tuned-main.conf"
+_SAFE_NAME = re.compile(r"^[a-zA-Z0-9_.-]+$")
+# unit.py `Unit.__init__` pops these: they steer the unit and are never plugin options
+_CONTROL = ("priority", "type", "enabled", "replace", "drop", "devices", "devices_udev_regex", "cpuinfo_regex",
+            "uname_regex", "script_pre", "script_post")
+_TRUE = ("True", "true", "1")  # unit.py: `config.pop("enabled", True) in [True, "True", "true", 1, "1"]`
 
 
 class TunedProfile(FrozenRecord):
-    __slots__ = ("name", "chain", "sysctl")
-    name: str
-    chain: tuple[str, ...]  # the profile and every profile it includes, outermost first
-    sysctl: dict[str, tuple[str, str]]  # key -> (value, source)
+    __slots__ = ("name", "chain", "sysctl", "units", "missing", "dirs", "steps")
+    name: str  # the active names as tuned names the merged profile: "sap-hana sas"
+    chain: tuple[str, ...]  # every profile loaded, each active name followed by what it includes
+    sysctl: dict[str, tuple[str, str]]  # key -> (value, source), in the order tuned writes them
+    units: dict[str, dict[str, str]]  # merged units: name -> options, with `type`, `enabled`, `devices`
+    missing: tuple[str, ...]  # names tuned cannot find: then it applies nothing
+    dirs: tuple[str, ...]  # profile directories searched, in tuned's order (a later one wins)
+    # the units that write sysctls, in the order tuned applies them: ("sysctl" | "vm", ((key, value, source), ...))
+    steps: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...]
 
-    def __init__(self, name: str, chain: tuple[str, ...], sysctl: dict[str, tuple[str, str]] | None = None):
+    def __init__(self, name: str, chain: tuple[str, ...], sysctl: dict[str, tuple[str, str]] | None = None,
+                 units: dict[str, dict[str, str]] | None = None, missing: tuple[str, ...] = (),
+                 dirs: tuple[str, ...] = (), steps: tuple = ()):
         self.name = name
         self.chain = chain
         self.sysctl = {} if sysctl is None else sysctl
+        self.units = {} if units is None else units
+        self.missing = missing
+        self.dirs = dirs
+        self.steps = steps if steps else (("sysctl", tuple((k, v, src) for k, (v, src) in self.sysctl.items())),)
 
 
-def _profile_file(fs: FS, name: str) -> str | None:
-    for d in _PROFILE_DIRS:
-        rel = f"{d}/{name}/tuned.conf"
-        if fs.exists(rel):
-            return rel
-    return None
+def _shipped_layouts() -> dict:
+    """checks/layouts/tuned.yaml of the shipped content, for a scan given no content."""
+    import os
+
+    import yaml
+
+    from ..content.catalog import default_content_dir
+
+    with open(os.path.join(default_content_dir(), "layouts", "tuned.yaml"), encoding="utf-8") as f:
+        return yaml.safe_load(f)
 
 
-def _load(fs: FS, name: str, seen: tuple[str, ...]) -> tuple[tuple[str, ...], dict]:
-    if name in seen:
-        raise FactError(f"tuned profile include loop: {' -> '.join(seen + (name,))}")
-    rel = _profile_file(fs, name)
-    if rel is None:
-        return (name,), {}
-    conf = parse_ini(fs.read_required(rel), rel)
-    chain: tuple[str, ...] = (name,)
-    merged: dict[str, tuple[str, str]] = {}
-    for included in filter(None, (p.strip() for p in conf.get("main", {}).get("include", "").split(","))):
-        sub_chain, sub_sysctl = _load(fs, included, seen + (name,))
-        chain += sub_chain
-        merged.update(sub_sysctl)
-    merged.update({k: (v, rel) for k, v in conf.get("sysctl", {}).items()})
-    return chain, merged
+def read_tuned_main(fs: FS) -> dict[str, str]:
+    """tuned-main.conf's options; tuned falls back to its defaults when the file is missing
+    or does not parse (global_config.py `load_config()` logs the error and goes on)."""
+    text = fs.read_text(TUNED_MAIN)
+    if text is None:
+        return {}
+    try:
+        return parse_tuned_main(text, TUNED_MAIN)
+    except ParseError:
+        return {}
 
 
-def read_active_tuned(fs: FS) -> TunedProfile | None:
-    active = fs.read_value("etc/tuned/active_profile")
-    if not active:
+def profile_dirs(fs: FS, layouts: dict | None) -> tuple[tuple[str, ...], str]:
+    """(directories in tuned's order, why these)."""
+    configured = read_tuned_main(fs).get("profile_dirs")
+    if configured is not None:
+        dirs = [d.strip().strip("/") for d in re.split(r",|;", configured) if d.strip()]
+        return tuple(dirs), f"profile_dirs in {TUNED_MAIN}"
+    table = (layouts or _shipped_layouts())["layouts"]
+    for layout in table:
+        if fs.is_dir(layout["system_dir"]):
+            return tuple(layout["profile_dirs"]), f"{layout['name']}: {layout['system_dir']} exists"
+    # no tuned profiles installed at all: every layout's directories, newest layout last so it wins
+    dirs = [d for layout in reversed(table) for d in layout["profile_dirs"]]
+    return tuple(dict.fromkeys(dirs)), "no tuned system profile directory found: every known layout"
+
+
+class _Loader:
+    def __init__(self, fs: FS, dirs: tuple[str, ...]):
+        self.fs, self.dirs = fs, dirs
+        self.processed: list[str] = []
+        self.loaded: list[tuple[str, str, dict]] = []  # (name, file, sections) in tuned's merge order
+        self.chain: list[str] = []
+        self.missing: list[str] = []
+
+    def locate(self, name: str) -> str | None:
+        """locator.py `get_config()`: "" = skip (optional, or already loaded), None = not found."""
+        optional = name.startswith("-")
+        name = name[1:] if optional else name
+        found = None
+        for d in reversed(self.dirs):
+            rel = f"{d}/{name.rsplit('/', 1)[-1]}/tuned.conf"
+            if rel in self.processed:
+                found = ""
+                continue
+            if self.fs.resolves(rel) and not self.fs.is_dir(rel):  # os.path.isfile()
+                return rel
+        return "" if optional and found is None else found
+
+    def load(self, names: list[str]) -> None:
+        for name in names:
+            rel = self.locate(name)
+            if rel == "":
+                continue
+            if rel is None:
+                self.missing.append(name)
+                continue
+            self.processed.append(rel)
+            self.chain.append(name.lstrip("-"))
+            sections = parse_tuned_conf(self.fs.read_required(rel), rel)
+            include = sections.get("main", {}).pop("include", None)
+            if include:
+                self.load([n for n in re.split(r"\s*[,;]\s*", include.strip()) if n])
+            self.loaded.append((name.lstrip("-"), rel, sections))
+
+
+def _merge(loaded: list[tuple[str, str, dict]]) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """merger.py `_merge_two()` over every loaded profile: (units, source file of each option)."""
+    units: dict[str, dict[str, str]] = {}
+    sources: dict[str, dict[str, str]] = {}
+    for _name, rel, sections in loaded:
+        for unit, options in sections.items():
+            if unit == "main":
+                continue
+            options = dict(options)
+            control = {k: options.pop(k) for k in _CONTROL if k in options}
+            head = {"type": control.get("type", unit), "enabled": "1" if control.get("enabled", "1") in _TRUE else "0",
+                    "devices": control.get("devices", "*")}
+            head.update({k: control[k] for k in ("priority", "uname_regex", "cpuinfo_regex") if k in control})
+            if control.get("replace", "0") in _TRUE or unit not in units:
+                units[unit], sources[unit] = {}, {}
+            for option in (o.strip() for o in control.get("drop", "").split(",") if o.strip()):
+                units[unit].pop(option, None)
+                sources[unit].pop(option, None)
+            units[unit].update(head)
+            units[unit].update(options)
+            sources[unit].update({k: rel for k in options})
+    return units, sources
+
+
+def read_active_tuned(fs: FS, layouts: dict | None = None) -> TunedProfile | None:
+    active = fs.read_text("etc/tuned/active_profile")
+    names = [n for n in (active or "").split() if _SAFE_NAME.match(n)]
+    if not names:
         return None
-    name = active.split()[0]  # tuned allows several merged profiles; the first one leads
-    chain, sysctl = _load(fs, name, ())
-    return TunedProfile(name, chain, sysctl)
+    dirs, _why = profile_dirs(fs, layouts)
+    loader = _Loader(fs, dirs)
+    loader.load(names)
+    units, sources = _merge(loader.loaded)
+    sysctl: dict[str, tuple[str, str]] = {}
+    steps = []
+    if not loader.missing:  # tuned loads all or nothing
+        uname = f"Linux {fs.read_value('proc/sys/kernel/hostname') or ''} {fs.read_value('proc/sys/kernel/osrelease') or ''}"
+        for unit, options in _applied(units, uname):
+            writes = tuple((k, v, sources[unit][k]) for k, v in options.items() if k not in _HEAD)
+            if options["type"] == "sysctl":
+                sysctl.update({k: (v, src) for k, v, src in writes})
+                steps.append(("sysctl", writes))
+            elif options["type"] == "vm":
+                steps.append(("vm", tuple(w for w in writes if w[0] in _VM_DIRTY)))
+    return TunedProfile(" ".join(names), tuple(loader.chain), sysctl, units, tuple(loader.missing), dirs,
+                        tuple(steps) or (("sysctl", ()),))
+
+
+_HEAD = ("type", "enabled", "devices", "priority", "uname_regex", "cpuinfo_regex")
+# plugin_vm.py (tuned >= 2.25, commit "vm: Add support for dirty_(bytes|ratio)"): these
+# options write /proc/sys/vm/<option>; throughput-performance sets dirty_ratio there since
+_VM_DIRTY = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio")
+
+
+def _applied(units: dict[str, dict[str, str]], uname: str):
+    """units/manager.py `create()`: enabled units whose cpuinfo_regex and uname_regex match,
+    stably sorted by priority (default 0, tuned-main.conf default_instance_priority), each
+    applied in turn (`start_tuning()`). /proc/cpuinfo is not part of a snapshot: a unit
+    with a cpuinfo_regex is taken as not matching; uname_regex is matched against
+    "Linux <hostname> <release>" (the machine field of os.uname() is not known)."""
+    chosen = []
+    for unit, options in units.items():
+        if options["enabled"] != "1" or "cpuinfo_regex" in options:
+            continue
+        try:
+            if "uname_regex" in options and not re.search(options["uname_regex"], uname, re.MULTILINE):
+                continue
+            priority = int(options.get("priority", "0"))
+        except (re.error, ValueError):
+            continue
+        chosen.append((priority, unit, options))
+    return [(unit, options) for _p, unit, options in sorted(chosen, key=lambda c: c[0])]
+
+
+def profile_file(fs: FS, name: str, layouts: dict | None = None) -> str | None:
+    """Where tuned finds profile `name` (relative to the root), or None."""
+    found = _Loader(fs, profile_dirs(fs, layouts)[0]).locate(name)
+    return found or None
+
+
+def profile_chain(fs: FS, name: str, layouts: dict | None = None) -> tuple[str, ...]:
+    """`name` and every profile it includes, as tuned loads them; ParseError when one is garbled."""
+    loader = _Loader(fs, profile_dirs(fs, layouts)[0])
+    loader.load([name])
+    return tuple(loader.chain)
+
+
+def user_profile_dir(fs: FS, layouts: dict | None = None) -> str:
+    """The directory of the admin's own profiles: the last one tuned searches (it wins)."""
+    return profile_dirs(fs, layouts)[0][-1]

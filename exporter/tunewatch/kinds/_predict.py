@@ -31,7 +31,16 @@ def complete(results: list[ObjectResult]) -> list[ObjectResult]:
 
 
 NOT_AFFECTED = "not affected by a re-add"
-_PER_INTERFACE = re.compile(r"^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\.")  # reset when the NIC is re-added
+PER_INTERFACE = re.compile(r"^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\.")  # reset when the NIC is re-added
+
+
+def default_sibling(key: str) -> str | None:
+    """`net.ipv4.conf.eth0.rp_filter` -> `net.ipv4.conf.default.rp_filter`: the entry a device
+    added without a reboot copies its per-interface value from (None for other keys)."""
+    m = PER_INTERFACE.match(key)
+    return None if m is None else m.group(0).rsplit(".", 2)[0] + ".default." + key[m.end():]
+
+
 DEVICE_KINDS = frozenset({"nic_settings_persistent", "irq_affinity_persistent"})  # they set after_readd themselves
 
 
@@ -53,7 +62,7 @@ def complete_readd(kind: str, objects: list[ObjectResult], runtime=None, runtime
             else:  # an error, or a device kind that left an object without one: not decided
                 o.after_readd = AfterReadd(UNKNOWN, f"could not predict: {o.message}", ERROR)
             continue
-        if kind == "sysctl" and _PER_INTERFACE.match(o.object):
+        if kind == "sysctl" and PER_INTERFACE.match(o.object):
             # systemd 99-systemd.rules: on a net add, `systemd-sysctl --prefix=/net/ipv4/conf/$name ...`
             o.after_readd = AfterReadd(o.predicted or UNKNOWN, f"re-applied on add by systemd-sysctl --prefix="
                                        f"/net/.../$name (udev 99-systemd.rules): {o.source}", o.status)

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 
+from ..facts import nm_dispatch
 from ._predict import complete, configured_by
 from ..errors import FactError, ParseError
 from ..facts import readd
-from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
+from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
 from .base import Target
 
 MOVED_BY_IRQBALANCE = "moved by irqbalance"  # after_readd.predicted where irqbalance places the new IRQs
@@ -83,15 +84,39 @@ def evaluate(t: Target) -> list[ObjectResult]:
     code = {s.source: _without_comments(s.text) for s in scripts}
     pinning = [s for s in scripts if s.problem is None and any(p.search(code[s.source]) for p in patterns)]
     udev_runs = t.facts.udev_net_programs if "udev" in mechanisms else {}
+    nm_map = t.facts.nm_unmanaged if any(s.mechanism == "nm-dispatcher" for s in pinning) else {}
+    managed = [n for n in t.facts.interfaces if n not in nm_map]
+    runs = {s.source: nm_dispatch.runs_for(code[s.source], managed) for s in pinning if s.mechanism == "nm-dispatcher"}
     results = []
     balancer = _irqbalance_running(t)
     unmanaged = _unmanaged(t)
+    kernel = _running_kernel(t)
     for iface in t.interfaces():
+        dispatch_notes: list[str] = []
+
+        def reaches(s, name: str, keyed: bool) -> bool:
+            """A dispatcher script reaches `name` only through the events NetworkManager
+            raises and its guard lets through (facts/nm_dispatch.py); `keyed`: resolved
+            through the lower_* links of `name`, so `name` must raise the event itself."""
+            if s.mechanism != "nm-dispatcher":
+                return True
+            run_for, scope = runs[s.source]
+            if keyed or not scope.guarded:
+                if name in run_for:
+                    return True
+                why = nm_map.get(name, f"its guard or NetworkManager raises no event for {name}")
+                dispatch_notes.append(f"{s.source} never runs for {name}: {why}")
+                return False
+            if not run_for:
+                dispatch_notes.append(f"{s.source}: NetworkManager raises no event its guard lets through at boot")
+            return bool(run_for)
+
         # (source, runs again on the device's add event)
-        found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning if _names(iface.name, code[s.source])]
+        found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning
+                 if _names(iface.name, code[s.source]) and reaches(s, iface.name, False)]
         found += [(f"{s.source} (through {iface.master}'s lower_* links)", readd.bound_to_device(t.facts.fs, s))
                   for s in pinning if iface.master and s.source not in dict(found)
-                  and _through_lowers(iface.master, code[s.source])]
+                  and _through_lowers(iface.master, code[s.source]) and reaches(s, iface.master, True)]
         found += [(f"{src}:{line}", True) for prog, src, line in udev_runs.get(iface.name, [])
                   if any(p.search(prog) for p in patterns) and _names(iface.name, prog)]
         for spec in t.vars.get("resolving", []):
@@ -99,7 +124,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                 found += [(f"{s.source} (runs {spec['pattern']})", readd.bound_to_device(t.facts.fs, s))
                           for s in scripts if s.problem is None and re.search(spec["pattern"], code[s.source])]
         hits = [src for src, _ in found]
-        after = _after_readd(iface, [src for src, again in found if again], balancer)
+        after = _after_readd(iface, [src for src, again in found if again], balancer, kernel)
         if hits:
             results.append(ObjectResult(iface.name, PASS, "pinned at boot", ", ".join(hits),
                                         f"{iface.name} IRQs are pinned at boot by {', '.join(hits)}",
@@ -108,6 +133,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             continue
         names = [iface.name, *filter(None, [iface.master])]
         notes = [s.problem for s in scripts if s.problem and any(_names(n, code[s.source]) for n in names)]
+        notes += dispatch_notes
         if iface.master:
             notes += [f"{s.source} pins {iface.master}, whose hv_netvsc device has no IRQs of its own"
                       for s in pinning if _names(iface.master, code[s.source])]
@@ -122,16 +148,18 @@ def evaluate(t: Target) -> list[ObjectResult]:
     return complete(results)
 
 
-def _irqbalance_running(t: Target) -> bool:
+def _irqbalance_running(t: Target) -> bool | None:
+    """None: the process list is unreadable, so whether irqbalance moves the new IRQs is not known."""
     try:
         return "irqbalance" in t.facts.processes.values()
     except (FactError, ParseError):
-        return False
+        return None
 
 
 def _unmanaged(t: Target) -> set[str]:
+    """Devices NetworkManager does not manage (udev NM_UNMANAGED, [keyfile] unmanaged-devices)."""
     try:
-        return {n for n, out in t.facts.udev_net_outcomes.items() if out.env.get("NM_UNMANAGED") == "1"}
+        return set(t.facts.nm_unmanaged)
     except (FactError, ParseError):
         return set()
 
@@ -143,16 +171,28 @@ def _on_add(t: Target, script, iface: str, unmanaged: set[str]) -> bool:
     return readd.bound_to_device(t.facts.fs, script)
 
 
-def _after_readd(iface, again: list[str], balancer: bool) -> AfterReadd:
-    """The new IRQs of a re-added device start at the kernel's default affinity; a running
+def _running_kernel(t: Target) -> str:
+    try:
+        return t.facts.host.kernel
+    except (FactError, ParseError):
+        return "(release unreadable)"
+
+
+def _after_readd(iface, again: list[str], balancer: bool | None, kernel: str) -> AfterReadd:
+    """The new IRQs of a re-added device start at the running kernel's default affinity
+    (no reboot, so no other kernel: SPEC §2 "After a driver update"); a running
     irqbalance is told of the add (a udev rule signals it, and its periodic rescan finds
     new IRQs) and places them itself, whatever pinned them."""
     if balancer:
         return AfterReadd(MOVED_BY_IRQBALANCE, "irqbalance runs and places the new IRQs of a re-added device", FAIL)
+    if again and balancer is None:  # unreadable never means pass
+        return AfterReadd(UNKNOWN, f"could not predict: re-applied on add by {', '.join(again)}, but the process "
+                                   "list is unreadable, so whether irqbalance moves the new IRQs is not known", ERROR)
     if again:
         return AfterReadd("pinned", f"re-applied on add by {', '.join(again)}", PASS)
-    return AfterReadd("default affinity", f"driver default (the kernel's default affinity for the new IRQs of {iface.name}; "
-                               "no mechanism that pins them runs on its add event)", FAIL)
+    return AfterReadd("default affinity", f"driver default (the default affinity the running kernel {kernel} gives "
+                                          f"the new IRQs of {iface.name}; no mechanism that pins them runs on its "
+                                          "add event)", FAIL)
 
 
 def _fix(iface) -> Fix:

@@ -1,4 +1,6 @@
-"""NFS mount options compared by meaning, at runtime (mountinfo) or in fstab.
+"""NFS mount options compared by meaning, at runtime (mountinfo) or as the next boot
+mounts them (`source: fstab`: fstab, a `.mount` unit or an autofs map, with the options
+nfsmount.conf fills in; facts/boot_mounts.py).
 
 mountinfo is kernel-canonical (`proto=tcp`, `vers=3`, `nordirplus` only when off) while
 fstab is free-form (`tcp`, `nfsvers=3`, `vers=3.0`): both are normalised with the alias
@@ -8,7 +10,6 @@ and default tables in the check's content before comparing. Values are compared 
 
 from __future__ import annotations
 
-from ..facts.mounts import fstab_entry
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target, per_object
 
@@ -74,38 +75,57 @@ def _pair(option: str):
     return tuple(option.split("=", 1)) if "=" in option else (option, None)
 
 
+def _fix(bm, pairs, wanted, v) -> Fix:
+    merged = _merged(pairs, wanted, v)
+    if bm.fstab is not None:
+        e = bm.fstab
+        return Fix(file="/etc/fstab", change=f"{e.spec} {e.file} {e.vfstype} {_merged(e.options, wanted, v)} "
+                   f"{e.freq} {e.passno}")
+    if bm.fix_file.endswith(".mount"):
+        return Fix(file=bm.fix_file, change=f"[Mount]\nOptions={merged}", note="then systemctl daemon-reload")
+    return Fix(file=bm.fix_file, change=f"{bm.map_key} -{merged} {bm.spec}",
+               note="the entry's options (and the master map line's, which autofs appends) as mount gets them")
+
+
 def evaluate(t: Target) -> list[ObjectResult]:
-    wanted = list(t.vars["options"])
-    fstab = t.vars["source"] == "fstab"
-    if fstab:
-        wanted += t.vars.get("fstab_only_options", [])
-        entries = t.facts.fstab
-    want = ",".join(wanted)
-    meanings = _meanings(wanted, t.vars)
+    base = list(t.vars["options"])
+    configured = t.vars["source"] == "fstab"  # the options the next boot's mount gets
+    fstab_only = list(t.vars.get("fstab_only_options", []))
 
     def one(mount):
-        if fstab:
-            entry = fstab_entry(entries, mount.mount_point)
-            if entry is None:
+        wanted = base
+        if configured:
+            bm = t.facts.boot_mount(mount.mount_point)
+            if bm is None:
+                want = ",".join(base + fstab_only)
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
-                                    f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot",
-                                    predicted=UNKNOWN, source="not configured: no /etc/fstab line mounts it at boot",
+                                    f"{mount.mount_point} is mounted but not in /etc/fstab, a .mount unit or an "
+                                    "autofs map: it will not come back at boot", predicted=UNKNOWN,
+                                    source="not configured: no /etc/fstab line, .mount unit or autofs map mounts it",
                                     fix=Fix(file="/etc/fstab", change=f"{mount.source} {mount.mount_point} "
                                             f"{mount.fstype} {want} 0 0"))
-            pairs, where = entry.options, f"/etc/fstab line {entry.line}"
+            # bg and _netdev steer mount -a and systemd-fstab-generator: fstab lines only
+            wanted = base + (fstab_only if bm.fstab is not None else [])
+            pairs, where = bm.options, bm.where
+            if bm.problem:
+                return ObjectResult(mount.mount_point, FAIL, ",".join(wanted), "not mounted at boot",
+                                    f"{mount.mount_point} is configured in {bm.source}, but {bm.problem}",
+                                    predicted=UNKNOWN, source=f"never applied: {bm.problem}",
+                                    fix=Fix(command=f"systemctl enable {bm.enable}") if bm.enable else
+                                    _fix(bm, pairs, wanted, t.vars))
         else:
             pairs, where = tuple(mount.mount_options) + tuple(mount.super_options), "mountinfo"
-        problems = _missing(normalise(pairs, t.vars), meanings)
+        want = ",".join(wanted)
+        problems = _missing(normalise(pairs, t.vars), _meanings(wanted, t.vars))
         actual = ",".join(k if v is None else f"{k}={v}" for k, v in pairs)
-        boot = dict(predicted=actual, source=f"configured by {where}") if fstab else {}
+        boot = dict(predicted=actual, source=f"configured by {where}") if configured else {}
         if problems:
-            fix = (Fix(file="/etc/fstab", change=f"{entry.spec} {entry.file} {entry.vfstype} "
-                       f"{_merged(pairs, wanted, t.vars)} {entry.freq} {entry.passno}") if fstab else
+            fix = (_fix(bm, pairs, wanted, t.vars) if configured else
                    Fix(command=f"umount {mount.mount_point} && mount {mount.mount_point}",
                        note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))
             return ObjectResult(mount.mount_point, FAIL, want, "; ".join(problems),
                                 f"{mount.mount_point} ({where}): {'; '.join(problems)}"
-                                + ("" if fstab else "; fix /etc/fstab and remount"), fix=fix, **boot)
+                                + ("" if configured else "; fix /etc/fstab and remount"), fix=fix, **boot)
         return ObjectResult(mount.mount_point, PASS, want, actual,
                             f"{mount.mount_point} has every required option ({where})", **boot)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-from ..facts.mounts import fstab_entry
 from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
 from .base import Target, as_number, per_object
 
@@ -43,6 +42,17 @@ def supported(host, v: dict) -> bool | None:
     return any(host.os_id in b["os_id"] and kernel >= kernel_tuple(b["min_kernel"]) for b in v.get("backports", []))
 
 
+def _fix(bm, wanted: int) -> Fix:
+    """nconnect=N in the file that mounts it at boot (fstab line, .mount unit, autofs map)."""
+    opts = [k if v is None else f"{k}={v}" for k, v in bm.given if k != "nconnect"] + [f"nconnect={wanted}"]
+    if bm.fstab is not None:
+        e = bm.fstab
+        return Fix(file="/etc/fstab", change=f"{e.spec} {e.file} {e.vfstype} {','.join(opts)} {e.freq} {e.passno}")
+    if bm.fix_file.endswith(".mount"):
+        return Fix(file=bm.fix_file, change=f"[Mount]\nOptions={','.join(opts)}", note="then systemctl daemon-reload")
+    return Fix(file=bm.fix_file, change=f"{bm.map_key} -{','.join(opts)} {bm.spec}")
+
+
 def evaluate(t: Target) -> list[ObjectResult]:
     wanted = t.vars["nconnect"]
     want = f"nconnect={wanted}"
@@ -52,7 +62,6 @@ def evaluate(t: Target) -> list[ObjectResult]:
         nxt = t.facts.next_kernel
         host, kernel_named = host.replace(kernel=nxt.release), nxt.describe()
     kernel_ok = supported(host, t.vars)
-    entries = t.facts.fstab if fstab else []
 
     def one(mount):
         running = dict(mount.super_options).get("nconnect")
@@ -65,16 +74,21 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                 f"kernel {kernel_named} ({host.os_id}) does not support nconnect")
         boot: dict = {}
         if fstab:
-            entry = fstab_entry(entries, mount.mount_point)
-            if entry is None:
+            bm = t.facts.boot_mount(mount.mount_point)
+            if bm is None:
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
-                                    f"{mount.mount_point} is mounted but not in /etc/fstab: nconnect={wanted} "
-                                    "will not come back at boot", predicted=UNKNOWN,
-                                    source="not configured: no /etc/fstab line mounts it at boot",
+                                    f"{mount.mount_point} is mounted but not in /etc/fstab, a .mount unit or an "
+                                    f"autofs map: nconnect={wanted} will not come back at boot", predicted=UNKNOWN,
+                                    source="not configured: no /etc/fstab line, .mount unit or autofs map mounts it",
                                     fix=Fix(file="/etc/fstab", change=f"{mount.source} {mount.mount_point} "
                                             f"{mount.fstype} defaults,nconnect={wanted} 0 0"))
-            value = dict(entry.options).get("nconnect")
-            where = f"/etc/fstab line {entry.line}"
+            if bm.problem:
+                return ObjectResult(mount.mount_point, FAIL, want, "not mounted at boot",
+                                    f"{mount.mount_point} is configured in {bm.source}, but {bm.problem}",
+                                    predicted=UNKNOWN, source=f"never applied: {bm.problem}",
+                                    fix=Fix(command=f"systemctl enable {bm.enable}") if bm.enable else _fix(bm, wanted))
+            value = dict(bm.options).get("nconnect")
+            where = bm.where
             # nfs(5): without nconnect the client opens one connection per server
             boot = dict(predicted=f"nconnect={value}", source=f"configured by {where}") if value else \
                 dict(predicted="nconnect=1", source="module default (nfs(5): one connection unless nconnect=)")
@@ -86,9 +100,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                 f"{mount.mount_point} uses {value} TCP connections ({where})", setting, **boot)
         shown = f"nconnect={value}" if value else "no nconnect (1 connection)"
         if fstab:
-            opts = [k if v is None else f"{k}={v}" for k, v in entry.options if k != "nconnect"]
-            fix = Fix(file="/etc/fstab", change=f"{entry.spec} {entry.file} {entry.vfstype} "
-                      f"{','.join(opts + [f'nconnect={wanted}'])} {entry.freq} {entry.passno}")
+            fix = _fix(bm, wanted)
         else:
             fix = Fix(command=f"umount {mount.mount_point} && mount -o nconnect={wanted} {mount.mount_point}",
                       note="nconnect is set when the first mount of a server connects; add it to /etc/fstab too")

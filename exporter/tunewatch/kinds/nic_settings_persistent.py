@@ -1,8 +1,11 @@
 """NIC driver settings are configured to be re-applied at boot, on the judged interface.
 
-Sources (facts/netconfig.py): ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS, NetworkManager keyfile
-[ethtool] sections and dispatcher scripts, systemd .link files, udev rules and enabled
-units running ethtool. Each counts only for the interfaces its consumer applies it to: for
+Sources (facts/netconfig.py): ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS (when the release has a
+reader, checks/defaults/ifcfg.yaml), NetworkManager keyfile [ethtool] sections and
+dispatcher scripts (only for devices NetworkManager manages, facts/nmconf.py, and the
+events a script's guard lets through), systemd .link files (those netplan generates from
+its YAML included, facts/netplan.py), tuned's [net] plugin, udev rules and enabled units
+(template instances too) running ethtool. Each counts only for the interfaces its consumer applies it to: for
 Azure Accelerated Networking the VF itself (`ethtool -L eth0` on the hv_netvsc master does
 not change the VF's channels). Configuration the consumer rejects (an ethtool typo such as
 `rx-usec`, an insecure keyfile, a .link value systemd refuses) is named in the message.
@@ -19,7 +22,7 @@ import re
 from ..errors import FactError, ParseError
 from ._predict import complete, configured_by
 from ..facts import readd
-from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
+from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, error_result
 from .base import Target, as_number, per_object
 
 VARS_SCHEMA = {
@@ -74,15 +77,27 @@ def _script_entries(t: Target, iface, on_add: bool = False) -> list[tuple[str, d
 _OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
 
 
-def _fix(iface, required: dict, missing_keys: list[str]) -> Fix:
+def _fix(iface, required: dict, missing_keys: list[str], unmanaged: str | None = None) -> Fix:
     """An ethtool command per group of missing settings, to run at boot for this interface
-    (the runtime command too); the persistent file is the consumer's choice (note)."""
+    (the runtime command too); the persistent file is the consumer's choice (note). For an
+    interface NetworkManager does not manage, the udev rule `tunewatch remediate` writes
+    (remediate/nic.py), since no keyfile or dispatcher script ever runs for it."""
     wanted = {k: v for k, v in required.items() if k in missing_keys}
     by_option: dict[str, list[str]] = {}
     for key, value in wanted.items():
         section, name = key.split(".", 1)
         by_option.setdefault(_OPTION[section], []).extend([name, _target_value(value)])
     command = " && ".join(f"ethtool {opt} {iface.name} {' '.join(words)}" for opt, words in by_option.items())
+    if unmanaged and iface.driver:
+        runs = ", ".join(f'RUN+="/usr/sbin/ethtool {opt} $name {" ".join(words)}"' for opt, words in by_option.items())
+        # as remediate/nic.py `_ethtool_udev_rule()`: a VF by its driver (its name changes), another NIC by name
+        name, match, link = ((iface.driver, f'DRIVERS=="{iface.driver}"', f"Driver={iface.driver}") if iface.master
+                             else (iface.name, f'KERNEL=="{iface.name}"', f"OriginalName={iface.name}"))
+        return Fix(command=command, file=f"/etc/udev/rules.d/99-tunewatch-ethtool-{name}.rules",
+                   change=f'ACTION=="add", SUBSYSTEM=="net", {match}, {runs}',
+                   note=f"{unmanaged}, so no NetworkManager keyfile or dispatcher script ever runs for {iface.name}: "
+                        f"the udev rule above or a systemd .link file with [Match] {link} applies it at boot and "
+                        f"whenever the device is added again")
     return Fix(command=command,
                note=f"make it persistent for {iface.name} itself: ifcfg ETHTOOL_OPTIONS/ETHTOOL_OPTS, a NetworkManager "
                     "[ethtool] setting, a systemd .link file or a udev rule matching its driver")
@@ -107,8 +122,10 @@ def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
     return wanted, ""
 
 
-def _driver_default(t: Target, iface, key: str):
-    """The driver default of the kernel that boots next (Facts.default names it)."""
+def _driver_default(t: Target, iface, key: str, running: bool = False):
+    """The driver default of the kernel that boots next, or (`running`) of the running one:
+    a device re-added or a driver reloaded without a reboot comes back at the defaults of
+    the driver loaded now (SPEC §2 "After a driver update"). Facts.default names the kernel."""
     try:
         vcpus = len(t.facts.topology.online)
     except (FactError, ParseError):
@@ -117,12 +134,13 @@ def _driver_default(t: Target, iface, key: str):
         device = t.facts.ethtool(iface.name)
     except (FactError, ParseError):
         device = None
-    return t.facts.default(iface.driver, key, vcpus, device)
+    return t.facts.default(iface.driver, key, vcpus, device, running=running)
 
 
 def _predict(t: Target, iface, judged: dict, applied: list[tuple[str, dict]], on_add: bool = False):
     """What `applied` (source, settings) leaves on `iface`, key by key, the driver default
-    where nothing sets a key: (found, missing, predicted, sources, assumed)."""
+    where nothing sets a key: (found, missing, predicted, sources, assumed). `on_add`: after
+    a re-add without a reboot, so the running kernel's driver default."""
     found, missing, predicted, sources, assumed = [], [], [], [], []
     for key, (wanted, _why) in judged.items():
         hits = [(src, settings[key]) for src, settings in applied if key in settings
@@ -137,7 +155,7 @@ def _predict(t: Target, iface, judged: dict, applied: list[tuple[str, dict]], on
             else:
                 missing.append(f"{key} (set to {'; '.join(f'{v} by {s}' for s, v in wrong)})")
         else:
-            default = _driver_default(t, iface, key)
+            default = _driver_default(t, iface, key, running=on_add)
             value = default.value if default else UNKNOWN
             source = default.source if default else "not configured; the driver default is unknown"
             if default is not None and _satisfies(default.value, wanted):
@@ -159,7 +177,8 @@ def _joined(predicted: list[str], n: int) -> str:
 
 
 def _after_readd(t: Target, iface, judged: dict, applied: list[tuple[str, dict]]) -> AfterReadd:
-    """The same prediction from only the mechanisms that run on the device's add event."""
+    """The same prediction from only the mechanisms that run on the device's add event, and
+    the running kernel's driver defaults: no reboot, so no other kernel."""
     _found, missing, predicted, sources, _assumed = _predict(t, iface, judged, applied, on_add=True)
     return AfterReadd(_joined(predicted, len(judged)), "; ".join(sources), FAIL if missing else PASS)
 
@@ -182,10 +201,15 @@ def evaluate(t: Target) -> list[ObjectResult]:
         want = " ".join(f"{k} {v}{why}" for k, (v, why) in judged.items())
         mine = [e for e in persisted if iface.name in e.targets]
         applied = [(e.source, e.settings) for e in mine if not e.problem] + _script_entries(t, iface)
-        found, missing, predicted, sources, assumed = _predict(t, iface, judged, applied)
         readd_applied = [(e.source, e.settings) for e in mine if not e.problem and e.on_add] \
             + _script_entries(t, iface, on_add=True)
         after = _after_readd(t, iface, judged, readd_applied)
+        try:  # the next kernel unreadable decides nothing about a re-add under the running one
+            found, missing, predicted, sources, assumed = _predict(t, iface, judged, applied)
+        except (FactError, ParseError) as e:
+            err = error_result(iface.name, e)
+            err.after_readd = after
+            return err
         boot = dict(predicted=_joined(predicted, len(judged)), source="; ".join(sources), after_readd=after)
         if not missing:
             note = f" ({'; '.join(dict.fromkeys(assumed))})" if assumed else ""
@@ -203,10 +227,12 @@ def evaluate(t: Target) -> list[ObjectResult]:
                          f"which does not reach {iface.name}")
         hint = ("; ".join(dict.fromkeys(notes)) + "; ") if notes else ""
         missing_keys = [m.split(" ", 1)[0] for m in missing]
+        unmanaged = t.facts.nm_unmanaged.get(iface.name)
+        how = ("a systemd .link file or a udev rule matching its driver: NetworkManager does not manage it"
+               if unmanaged else "ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "
+                                 "a systemd .link file or a udev rule matching its driver")
         return ObjectResult(iface.name, FAIL, want, "missing: " + ", ".join(missing),
-                            f"{iface.name}: {', '.join(missing)}; {hint}configure "
-                            f"{iface.name} itself (ifcfg ETHTOOL_OPTIONS, a NetworkManager [ethtool] setting, "
-                            f"a systemd .link file or a udev rule matching its driver)",
-                            fix=_fix(iface, {k: judged[k][0] for k in required}, missing_keys), **boot)
+                            f"{iface.name}: {', '.join(missing)}; {hint}configure {iface.name} itself ({how})",
+                            fix=_fix(iface, {k: judged[k][0] for k in required}, missing_keys, unmanaged), **boot)
 
     return complete(per_object(t.interfaces(), lambda i: i.name, one))

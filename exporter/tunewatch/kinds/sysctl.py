@@ -8,10 +8,13 @@ the wanted value, and names each one's value and source when they differ.
 from __future__ import annotations
 
 from ..errors import FactError, ParseError
-from ..results import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting
+from ..facts.sysctl_writes import ZEROES
+from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, Setting
+from ._predict import default_sibling
 from .base import Target, as_number
 
 SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
+ZEROED = f"({ZEROES} "  # facts/sysctl_writes.py: the other form of the limit was written
 
 VARS_SCHEMA = {
     "type": "object", "required": ["settings", "source"], "additionalProperties": False,
@@ -67,8 +70,34 @@ def _builtin_of(t: Target) -> str:
         return ""  # not reached: modules_boot raised the same error before a module was judged late
 
 
+def _inherited_on_add(t: Target, key: str, expected) -> AfterReadd | None:
+    """A per-interface key nothing configures: a device added without a reboot copies the
+    running kernel's `default` entry (devinet.c inetdev_init() `memcpy(&in_dev->cnf,
+    ...devconf_dflt, ...)`, addrconf.c ipv6_add_dev(), neighbour.c neigh_parms_alloc() from
+    `tbl->parms`), not the next kernel's built-in default. None for other keys."""
+    sibling = default_sibling(key)
+    if sibling is None:
+        return None
+    try:
+        kernel = t.facts.host.kernel
+        value = t.facts.sysctl_runtime(sibling)
+    except (FactError, ParseError) as e:
+        return AfterReadd(UNKNOWN, f"could not predict: {sibling} of the running kernel is unreadable: {e}", ERROR)
+    if value is None:
+        return AfterReadd(UNKNOWN, f"could not predict: {sibling} is absent at runtime", ERROR)
+    return AfterReadd(value, f"copied on add from {sibling} of the running kernel {kernel} (nothing configures "
+                             f"{key}, so systemd-sysctl --prefix re-applies nothing)",
+                      PASS if _same(value, expected) else FAIL)
+
+
 def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
     """Nothing sets the key at boot: judge the default the kernel or module comes back with."""
+    result = _unset_boot(t, boot, key, expected, setting)
+    result.after_readd = _inherited_on_add(t, key, expected)
+    return result
+
+
+def _unset_boot(t: Target, boot, key: str, expected, setting) -> ObjectResult:
     late = boot.late_module(key)
     hint, never = "", None
     in_conf = boot.sysctl_conf.get(key)
@@ -128,7 +157,30 @@ def _configured(t: Target, boot, key: str, expected) -> ObjectResult:
                             predicted=final.value, source=_origin(final))
     actual = " / ".join(f"{v.value} ({name})" for name, v in set_views)
     verb = "disagree" if len({v.value for _, v in set_views}) > 1 else "set a wrong value"
-    wrong = sorted({v.source.split(":")[0] for _, v in set_views if not _same(v.value, expected)})
+    bad = [v for _, v in set_views if not _same(v.value, expected)]
+    zeroed = [v for v in bad if ZEROED in v.source]
+    if zeroed:
+        # the other form of the limit was written later (facts/sysctl_writes.py): a sysctl.d
+        # value alone cannot win; it must be written after that write, or that write removed
+        note = (f"{zeroed[-1].source}; write {key} after it: in the active tuned profile's [sysctl], or keep it "
+                f"in /etc/sysctl.d with reapply_sysctl = 1 in /etc/tuned/tuned-main.conf; or remove that write")
+        return ObjectResult(key, FAIL, str(expected), actual,
+                            f"{key}: boot-time consumers {verb}: {shown}; {note}", setting,
+                            predicted=final.value, source=_origin(final),
+                            fix=Fix(file="/etc/tuned/tuned-main.conf", change="reapply_sysctl = 1",
+                                    note=f"with {key} = {expected} in {SYSCTL_FILE}; {note}"))
+    saptune = [v for v in bad if v.source.startswith("saptune note ")]
+    if saptune:
+        # saptune writes after systemd-sysctl and tuned; an empty override value makes it
+        # leave the key alone (saptune-note(5), /etc/saptune/override/<note>)
+        note = saptune[-1].source.split(":")[0].rsplit("/", 1)[-1]
+        fix_ = Fix(file=f"/etc/saptune/override/{note}", change=f"[sysctl]\n{key}=",
+                   note=f"an empty value: saptune leaves {key} to /etc/sysctl.d ({key} = {expected}); "
+                        f"or give it {expected} there; then saptune note apply {note}")
+        return ObjectResult(key, FAIL, str(expected), actual,
+                            f"{key}: boot-time consumers {verb}: {shown}; saptune writes last: override it in "
+                            f"{fix_.file}", setting, predicted=final.value, source=_origin(final), fix=fix_)
+    wrong = sorted({v.source.split(":")[0] for v in bad})
     return ObjectResult(key, FAIL, str(expected), actual,
                         f"{key}: boot-time consumers {verb}: {shown}; want {expected} from each: {fix} "
                         "and remove the other values", setting, predicted=final.value, source=_origin(final),

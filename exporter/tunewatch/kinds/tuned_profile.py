@@ -10,6 +10,17 @@ VARS_SCHEMA = {"type": "object", "required": ["profile"], "additionalProperties"
                "properties": {"profile": {"type": "string"}}}
 
 
+def _move(t: Target, active) -> Fix | None:
+    """A missing profile left in the directory of another tuned layout (etc/tuned/<name> after
+    an update to tuned >= 2.24): move it, as tuned.spec's %post does on Fedora and RHEL 10."""
+    name = active.missing[0].lstrip("-")
+    fs = t.facts.fs
+    for d in ("etc/tuned", "etc/tuned/profiles"):
+        if d not in active.dirs and fs.exists(f"{d}/{name}/tuned.conf"):
+            return Fix(command=f"mv /{d}/{name} /{active.dirs[-1]}/")
+    return None
+
+
 def evaluate(t: Target) -> list[ObjectResult]:
     wanted = t.vars["profile"]
     select = Fix(command=f"tuned-adm profile {wanted}")
@@ -18,6 +29,13 @@ def evaluate(t: Target) -> list[ObjectResult]:
         return [ObjectResult("tuned", FAIL, wanted, "no active profile",
                              f"tuned has no active profile: {select.command}", fix=select)]
     chain = " -> ".join(active.chain)
+    if active.missing:
+        # loader.py `_load_profile()` raises for a name found nowhere: tuned applies no profile
+        dirs = ", ".join(f"/{d}" for d in active.dirs)
+        fix = _move(t, active) or select
+        return [ObjectResult("tuned", FAIL, wanted, f"{active.name} (cannot load {', '.join(active.missing)})",
+                             f"tuned cannot find profile {', '.join(active.missing)} in {dirs}: it loads no profile "
+                             f"at all, {active.name} included: {fix.command}", fix=fix)]
     if wanted not in active.chain:
         return [ObjectResult("tuned", FAIL, wanted, chain,
                              f"active tuned profile {chain} does not include {wanted}: {select.command}", fix=select)]

@@ -23,10 +23,10 @@ from __future__ import annotations
 import os
 import re
 
-from ..errors import ParseError, TunewatchError
+from ..errors import TunewatchError
 from ..facts import udev
 from ..facts.udev_device import sysattr_reader
-from ..parsers.ini import parse_ini_items
+from ..parsers.nfs_conf import read_conf
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target, per_object
 
@@ -50,17 +50,13 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def _nfs_conf(fs) -> list[tuple[str, str, str, int]]:
-    """[nfsrahead] items of etc/nfs.conf then etc/nfs.conf.d/*.conf: (key, value, file, line)."""
+    """[nfsrahead] items of etc/nfs.conf then etc/nfs.conf.d/*.conf, as conffile.c reads
+    them (parsers/nfs_conf.py: inline `#` and `;` comments cut): (key, value, file, line)."""
     items = []
-    for rel in ["etc/nfs.conf"] + fs.glob("etc/nfs.conf.d", "*.conf"):
-        text = fs.read_text(rel)
-        if not text:
-            continue
-        try:
-            parsed = parse_ini_items(text, rel)
-        except ParseError:
-            continue  # nfs-utils conffile.c skips lines it cannot parse
-        items += [(k.strip().lower(), v.strip(), rel, n) for s, k, v, n in parsed if s.strip().lower() == "nfsrahead"]
+    for e in read_conf(fs, "etc/nfs.conf"):
+        if e.section.lower() == "nfsrahead" and e.arg is None:
+            rel, _, line = e.source.rpartition(":")
+            items.append((e.tag.lower(), e.value.strip(), rel, int(line)))
     return items
 
 

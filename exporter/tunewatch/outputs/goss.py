@@ -55,7 +55,7 @@ from .. import __version__
 from ..content.catalog import SelectedCheck
 from ..errors import ContentError, FactError, ParseError
 from ..facts.sysctl import MODPROBE_DIRS
-from ..facts.tuned import _profile_file
+from ..facts.tuned import profile_file
 from ..results import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
 from ..kinds.nfs_mount_options import normalise
 from ..remediate import targets
@@ -261,7 +261,7 @@ def _tuned(x: _Export, sel: SelectedCheck, obj: ObjectResult):
     resources = [Resource("file", {"path": x.path("etc/tuned/active_profile"), "exists": True,
                                    "contents": [rf"/^\s*{re.escape(chain[0])}(\s|$)/"]})]
     for outer, inner in zip(chain, chain[1:]):
-        rel = _profile_file(x.view.facts.fs, outer) or f"etc/tuned/{outer}/tuned.conf"
+        rel = profile_file(x.view.facts.fs, outer, x.view.facts.defaults.layouts.get("tuned")) or f"etc/tuned/{outer}/tuned.conf"
         resources.append(Resource("file", {"path": x.path(rel), "exists": True,
                                            "contents": [rf"/^\s*include\s*=\s*(.*,)?\s*{re.escape(inner)}\s*(,.*)?$/"]}))
     return resources

@@ -1,9 +1,9 @@
 """Remediation templates for NICs: queues, driver settings, their persistence, IRQ placement.
 
-NIC settings go into the interface's ifcfg file when it has one (SUSE wicked
-`ETHTOOL_OPTIONS`, RHEL `ETHTOOL_OPTS`), else a NetworkManager dispatcher script (root-owned
-0755, run for that interface only, NetworkManager-dispatcher(8)) when the host runs
-NetworkManager, else a udev rule; the settings of an Accelerated Networking VF always go
+NIC settings go into the interface's ifcfg file when it has one that a service reads at
+boot (SUSE wicked `ETHTOOL_OPTIONS`, RHEL `ETHTOOL_OPTS`), else a NetworkManager dispatcher
+script (root-owned 0755, run for that interface only, NetworkManager-dispatcher(8)) when
+the host runs NetworkManager and manages the interface, else a udev rule; the settings of an Accelerated Networking VF always go
 into a udev rule matching the VF's driver (`DRIVERS==` matches the PCI parent, udev(7)),
 because VF names change after a redeploy and NetworkManager usually leaves VFs unmanaged.
 IRQ pinning at boot runs a script that finds the data vectors by name: for a VF from a udev
@@ -161,6 +161,13 @@ def _wicked_assignments(existing: str, iface: str, settings: dict[str, str], sou
                                                   for n, c in enumerate(commands[1:], 1)]
 
 
+def _ifcfg_unread(ctx: Context, rel: str) -> bool:
+    """No reader of `rel` starts at boot: its entries carry the reason (facts/netconfig.py)."""
+    mine = [e for e in ctx.facts.persisted_ethtool if e.source.split(":", 1)[0] == rel]
+    return bool(mine) and all(e.problem and ("nothing reads" in e.problem or "is read at boot only by" in e.problem)
+                              for e in mine)
+
+
 def _ethtool_udev_rule(sel, iface, settings: dict[str, str]) -> Step:
     """Runs on every add of the NIC: at boot and when it is re-added (a VF by its driver,
     whatever its name; another NIC by its name)."""
@@ -187,7 +194,12 @@ def nic_settings_persistent(ctx: Context, sel, result):
         if not settings or iface is None:
             continue
         ifcfg = _ifcfg(ctx, iface.name)
-        if iface.master or ifcfg is None and not ctx.uses_network_manager():
+        unread = ifcfg is not None and _ifcfg_unread(ctx, ifcfg[0])
+        # NetworkManager applies neither keyfiles nor dispatcher events for a device it does
+        # not manage (facts/nmconf.py), and an ifcfg file nothing reads on this release
+        # (checks/defaults/ifcfg.yaml) applies nothing: udev's rule works on every such host
+        unmanaged = ctx.facts.nm_unmanaged.get(iface.name)
+        if iface.master or unmanaged or unread or ifcfg is None and not ctx.uses_network_manager():
             yield _ethtool_udev_rule(sel, iface, settings)
             continue
         keyfile = None if ifcfg else _nm_keyfile(ctx, iface.name)

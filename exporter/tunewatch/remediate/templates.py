@@ -14,7 +14,7 @@ import shlex
 
 from ..errors import FactError, ParseError
 from ..facts.sysctl import sysctl_files
-from ..facts.tuned import _load as load_tuned_profile
+from ..facts.tuned import profile_chain, user_profile_dir
 from ..kinds.nfs_mount_options import normalise
 from ..parsers.sysctl_conf import parse_sysctl_conf
 from . import targets
@@ -145,11 +145,14 @@ def udev_attr(ctx: Context, sel, result):
 
 
 def _tuned_choice(ctx: Context, wanted: str) -> str:
-    """A custom profile under etc/tuned that includes the wanted one keeps the admin's additions."""
-    for name in ctx.facts.fs.listdir("etc/tuned"):
-        if name != wanted and ctx.facts.fs.exists(f"etc/tuned/{name}/tuned.conf"):
+    """A custom profile in the admin's profile directory (etc/tuned, or etc/tuned/profiles
+    from tuned 2.24) that includes the wanted one keeps the admin's additions."""
+    fs, layouts = ctx.facts.fs, ctx.facts.defaults.layouts.get("tuned")
+    mine = user_profile_dir(fs, layouts)
+    for name in fs.listdir(mine):
+        if name != wanted and fs.exists(f"{mine}/{name}/tuned.conf"):
             try:
-                chain, _sysctl = load_tuned_profile(ctx.facts.fs, name, ())
+                chain = profile_chain(fs, name, layouts)
             except (FactError, ParseError):
                 continue
             if wanted in chain:

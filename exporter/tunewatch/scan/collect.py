@@ -33,12 +33,15 @@ from ..content.catalog import Content
 from ..errors import ContentError, TunewatchError
 from ..facts import boot, ethtool, filestat, interfaces, netdevice
 from ..facts.services import UNIT_DIRS
-from ..facts.netconfig import LINK_DIRS, NM_DIRS
+from ..facts.linkfiles import LINK_DIRS
+from ..facts.netconfig import NM_DIRS
 from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
 from ..facts.modules import MODULES_LOAD_DIRS
 from ..facts.nextkernel import BLS_DIR, GRUB_CFGS, GRUBENVS, VMLINUZ_LINK
 from ..facts.udev import RULES_DIRS
 from ..host.fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
+from ..facts.automount import autofs_map_files
+from ..kinds._predict import default_sibling
 from ..parsers.mountinfo import parse_mountinfo
 from ..parsers.sysctl_conf import sysctl_key_to_path
 
@@ -54,17 +57,26 @@ IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/k
             "sys/class/dmi/id/product_name", "sys/class/dmi/id/product_uuid",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
-            TUNED_MAIN, "proc/cmdline")
+            TUNED_MAIN, "proc/cmdline", "etc/auto.master", "etc/autofs.conf", "etc/nfsmount.conf",
+            "etc/sysconfig/saptune")
 # what facts/boot.py reads for rc.local and cron @reboot (scripts: kept only when text)
 STARTUP_SCRIPTS = ("etc/rc.d/rc.local", "etc/rc.local", "etc/init.d/after.local")
 CRONTABS = ("etc/crontab", "var/spool/cron/root", "var/spool/cron/tabs/root", "var/spool/cron/crontabs/root")
+# tuned's profile directories of every layout (content checks/layouts/tuned.yaml)
+TUNED_PROFILE_DIRS = ("etc/tuned", "usr/lib/tuned", "lib/tuned", "etc/tuned/profiles", "usr/lib/tuned/profiles")
 # (directory, glob) pairs copied file by file; directories are walked recursively when glob is None.
 CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPROBE_DIRS),
           *((d, "*.conf") for d in MODULES_LOAD_DIRS),
           ("etc/sysconfig/network", "ifcfg-*"), ("etc/sysconfig/network-scripts", "ifcfg-*"),
           ("etc/NetworkManager/dispatcher.d", None), ("usr/lib/NetworkManager/dispatcher.d", None),
           *((d, "*.nmconnection") for d in NM_DIRS), *((d, "*.link") for d in LINK_DIRS),
+          # facts/nmconf.py ([keyfile] unmanaged-devices) and facts/netplan.py (generated .link files)
+          ("etc/NetworkManager", "NetworkManager.conf"), *((f"{d}/NetworkManager/conf.d", "*.conf")
+                                                          for d in ("etc", "run", "usr/lib")),
+          *((f"{d}/netplan", "*.yaml") for d in ("lib", "etc", "run")),
           *((d, "*.rules") for d in RULES_DIRS), ("etc", "nfs.conf"), ("etc/nfs.conf.d", "*.conf"), ("etc/cron.d", "*"),
+          ("etc/auto.master.d", "*.autofs"), ("etc/nfsmount.conf.d", "*.conf"),
+          ("usr/share/saptune/notes", "*"), ("etc/saptune/extra", "*.conf"), ("etc/saptune/override", "*"),
           ("vmware", "*.vmx"), ("vmware/esxcli", "*.txt"),
           ("etc/default/grub.d", "*.cfg"), (BLS_DIR, "*.conf")]
 # the boot loader's choice of the next kernel (facts/nextkernel.py): small text files only;
@@ -207,7 +219,8 @@ def _sysctl_keys(content: Content) -> set[str]:
         for sel in content.resolve(pid).checks:
             if sel.check.kind == "sysctl":
                 keys.update(sel.vars.get("settings", {}))
-    return keys
+    # a per-interface key re-added without a reboot copies its `default` entry (after_readd)
+    return keys | {d for d in map(default_sibling, keys) if d}
 
 
 def _link(s: _Snapshot, rel: str) -> None:
@@ -411,9 +424,11 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
         for release in s.listdir(d):
             if "/" not in release and s.is_dir(f"{d}/{release}"):
                 s.copy(f"{d}/{release}/modules.builtin")
-    for d in ("etc/tuned", "usr/lib/tuned", "lib/tuned"):
+    for d in TUNED_PROFILE_DIRS:
         for name in s.listdir(d):
             s.copy(f"{d}/{name}/tuned.conf")
+    for rel in autofs_map_files(FS(s.dest)):  # the maps the copied master maps name
+        s.copy(rel)
     for rel in STARTUP_SCRIPTS:
         s.copy_or_link(rel, script=True)
     for rel in CRONTABS:

@@ -1,0 +1,192 @@
+"""How each mount point is mounted at the next boot, and with which options.
+
+Three mechanisms mount NFS at boot: /etc/fstab (systemd-fstab-generator), systemd
+`.mount` units (facts/mount_units.py) and autofs maps (facts/automount.py). A unit in
+/etc/systemd/system overrides the generated fstab unit of the same name (the generator
+writes to /run/systemd/generator, later in the unit search path, systemd.unit(5)); a
+vendor unit does not. autofs counts where neither mounts the path.
+
+mount.nfs then fills options the mount does not give from etc/nfsmount.conf (and
+nfsmount.conf.d): `[MountPoint "path"]` first, then `[Server "name"]`, then
+`[NFSMount_Global_Options]`; an option already present, or its `no` form, is never
+overwritten; `opt=true` adds `opt`, `opt=false` adds `noopt` (`background`/`foreground`
+are `bg`/`fg`); a version option is added only when none is given; `default*` options
+only set defaults and are not passed on (nfs-utils utils/mount/configfile.c
+`conf_get_mntopts()`, `conf_parse_mntopts()`).
+"""
+
+from __future__ import annotations
+
+from .._record import FrozenRecord
+from ..host.fs import FS
+from ..parsers.fstab import FstabEntry
+from ..parsers.nfs_conf import ConfEntry, read_conf
+from ..parsers._text import split_options
+from .automount import autofs_for, read_autofs
+from .mount_units import escape_path, read_mount_units
+from .mounts import fstab_entry, read_fstab
+
+NFSMOUNT_CONF = "etc/nfsmount.conf"
+_ALIAS = {"background": "bg", "foreground": "fg", "sloppy": "sloppy"}  # configfile.c mnt_alias_tab
+_VERSION = ("v3", "v4", "vers", "nfsvers", "minorversion")  # configfile.c version_keys
+
+
+class BootMount(FrozenRecord):
+    __slots__ = ("mount_point", "spec", "fstype", "given", "filled", "source", "fix_file", "fstab", "problem",
+                 "map_key", "enable")
+    mount_point: str
+    spec: str
+    fstype: str
+    given: tuple[tuple[str, str | None], ...]  # the options the mechanism passes to mount
+    filled: tuple[tuple[str, str | None, str], ...]  # (key, value, nfsmount.conf line) mount.nfs adds
+    source: str  # "/etc/fstab line 5", "/etc/systemd/system/sas-data.mount", "/etc/auto.sas line 2 (autofs)"
+    fix_file: str  # the file whose options to change
+    fstab: FstabEntry | None
+    problem: str | None  # why it does not mount at boot after all
+    map_key: str  # the autofs map key ("/sasdata" in a direct map, "sasdata" in an indirect one)
+    enable: str | None  # the unit to enable when `problem` is that it does not start
+
+    def __init__(self, mount_point: str, spec: str, fstype: str, given, filled, source: str, fix_file: str,
+                 fstab: FstabEntry | None = None, problem: str | None = None, map_key: str = "",
+                 enable: str | None = None):
+        self.mount_point = mount_point
+        self.spec = spec
+        self.fstype = fstype
+        self.given = given
+        self.filled = filled
+        self.source = source
+        self.fix_file = fix_file
+        self.fstab = fstab
+        self.problem = problem
+        self.map_key = map_key
+        self.enable = enable
+
+    @property
+    def options(self) -> tuple[tuple[str, str | None], ...]:
+        """What mount.nfs passes on: the given options and those nfsmount.conf filled in."""
+        return self.given + tuple((k, v) for k, v, _ in self.filled if not k.lower().startswith("default"))
+
+    @property
+    def where(self) -> str:
+        conf = sorted({src.rsplit(":", 1)[0] for _, _, src in self.filled})
+        return self.source + (f" + /{', /'.join(conf)}" if conf else "")
+
+
+def _fill(entries: list[ConfEntry], spec: str, mount_point: str, given) -> tuple:
+    have = {k.lower() for k, _ in given}
+    has_version = any(k in _VERSION or k.startswith("v4.") for k in have)
+    filled: list[tuple[str, str | None, str]] = []
+    server = spec.split(":", 1)[0]
+    for section, arg in (("MountPoint", mount_point), ("Server", server), ("NFSMount_Global_Options", None)):
+        # conf_get_tag_list(): bindings are kept newest first; the last assignment of a tag counts
+        latest: dict[str, ConfEntry] = {}
+        for e in entries:
+            if e.section.lower() == section.lower() and (arg is None or (e.arg or "").lower() == arg.lower()):
+                latest.pop(e.tag.lower(), None)
+                latest[e.tag.lower()] = e
+        for tag, e in reversed(list(latest.items())):
+            field = _ALIAS.get(tag, tag)
+            if field in have or (field.startswith("no") and field[2:] in have) or f"no{field}" in have:
+                continue
+            if (field == "fg" and "bg" in have) or (field == "bg" and "fg" in have):
+                continue
+            if field in _VERSION or field.startswith("v4."):
+                if has_version:
+                    continue
+                has_version = True
+            value = e.value.strip()
+            if value.lower() == "false":
+                if tag not in _ALIAS:
+                    key, val = f"no{field}", None
+                elif field in ("bg", "fg"):
+                    key, val = ("fg" if field == "bg" else "bg"), None
+                else:
+                    continue
+            elif value.lower() == "true":
+                key, val = field, None
+            else:
+                key, val = field, _convert(value)
+            filled.append((key, val, e.source))
+            have.add(key.lower())
+    return tuple(filled)
+
+
+def _convert(value: str) -> str:
+    """configfile.c `mountopts_convert()`: 8k, 1m, 1g become bytes."""
+    factor = {"k": 1024, "m": 1048576, "g": 1073741824}.get(value[-1:].lower())
+    if factor is None:
+        return value
+    digits = value[:-1]
+    try:
+        num = int(digits, 16) if digits.startswith("0x") else int(digits, 8) if digits.startswith("0") and \
+            len(digits) > 1 else int(digits or "0")
+    except ValueError:
+        return value
+    return str(num * factor)
+
+
+def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
+    """Mount point (as fstab writes it, no trailing slash) -> how it mounts at boot; autofs
+    wildcard entries are looked up with `boot_mount_for()`."""
+    fstab = read_fstab(fs)
+    units = read_mount_units(fs)
+    out: dict[str, BootMount] = {}
+    for point, a in read_autofs(fs).items():
+        fstype, given = _autofs_options(a.options)
+        out[point] = BootMount(point, a.location, fstype, given, (),
+                               f"/{a.map_file} line {a.line} (autofs, {a.master})", f"/{a.map_file}", problem=a.problem,
+                               map_key=a.key, enable=a.enable)
+    # a unit systemd refuses (Where= not its name) shadows nothing: its name is no mount point's
+    overrides = {p: u for p, u in units.items() if u.file.startswith("etc/") and not _refused(u)}
+    for point, u in units.items():
+        if point not in overrides:
+            out[point] = _unit(u)
+    for entry in fstab:
+        point = entry.file.rstrip("/") or "/"
+        if fstab_entry(fstab, point) is entry:
+            out[point] = BootMount(point, entry.spec, entry.vfstype, entry.options, (), f"/etc/fstab line {entry.line}",
+                                   "/etc/fstab", entry)
+    for point, u in overrides.items():
+        out[point] = _unit(u)
+    conf = read_conf(fs, NFSMOUNT_CONF)
+    if conf:
+        for point, m in list(out.items()):
+            if m.fstype.startswith("nfs"):
+                out[point] = BootMount(m.mount_point, m.spec, m.fstype, m.given, _fill(conf, m.spec, point, m.given),
+                                       m.source, m.fix_file, m.fstab, m.problem, m.map_key, m.enable)
+    return out
+
+
+def _autofs_options(options) -> tuple[str, tuple]:
+    """autofs takes `fstype=` itself (mount -t) and passes the rest to mount; nfs by default
+    (autofs(5) "fstype=")."""
+    pairs = split_options(",".join(options))
+    fstype = next((v for k, v in pairs if k == "fstype" and v), "nfs")
+    return fstype, tuple((k, v) for k, v in pairs if k != "fstype")
+
+
+def _refused(u) -> bool:
+    return bool(u.problem) and u.problem.endswith("systemd refuses it")
+
+
+def _unit(u) -> BootMount:
+    return BootMount(u.where, u.what, u.fstype, tuple(split_options(u.options)), (), f"/{u.file}", f"/{u.file}",
+                     problem=u.problem, enable=u.unit if u.problem and not u.enabled else None)
+
+
+def boot_mount_for(mounts: dict[str, BootMount], fs: FS, mount_point: str) -> BootMount | None:
+    want = mount_point.rstrip("/") or "/"
+    found = mounts.get(want)
+    if found is not None:
+        return found
+    wild = autofs_for(read_autofs(fs), want)  # an indirect map's `*` entry
+    if wild is None:
+        return None
+    fstype, given = _autofs_options(wild.options)
+    conf = read_conf(fs, NFSMOUNT_CONF)
+    return BootMount(want, wild.location, fstype, given, _fill(conf, wild.location, want, given) if conf else (),
+                     f"/{wild.map_file} line {wild.line} (autofs `*`, {wild.master})", f"/{wild.map_file}",
+                     problem=wild.problem, map_key="*", enable=wild.enable)
+
+
+__all__ = ["BootMount", "boot_mount_for", "escape_path", "read_boot_mounts"]

@@ -1,0 +1,161 @@
+"""NIC settings tuned's `[net]` plugin applies while tuned runs the active profile.
+
+tuned (redhat-performance/tuned, `tuned/plugins/plugin_net.py`) sets `channels=`, `ring=`,
+`coalesce=` and `features=` of the devices a `[net]` instance selects, with `ethtool -L`,
+`-G`, `-C`, `-K` (`_set_device_parameters()`), at start and on every hotplug "add" of such a
+device (`hotplug.Plugin._added_device_apply_tuning()`). It counts at boot only while
+tuned.service is enabled and the profile is active (`etc/tuned/active_profile`, several
+names merged in order, later ones overriding: `tuned/profiles/merger.py`).
+
+- Profiles merge unit by unit (`merger.py` `_merge_two()`): included profiles first, the
+  including one over them; a unit of the same name takes the newer `type`, `enabled`,
+  `devices` (default `*`, `tuned/profiles/unit.py`) and options, or replaces the older
+  one with `replace=1`. A section's plugin is its `type=`, else its name.
+- Devices: instances in priority order (`units/manager.py`, default priority 0, stable)
+  take the free devices their `devices=` matches (`hardware/device_matcher.py`: rules split
+  at blanks or commas, shell globs, `!` negation; no positive rule means `*`); a device
+  under /sys/devices/virtual is never offered (`_device_is_supported()`).
+- Values (`_parse_config_parameters()`): `:`, `;`, `,` and blanks all separate; an odd
+  number of words is "invalid ... parameter" and sets nothing; `_check_parameters()` drops
+  names the plugin does not know for channels, ring and coalesce; `features=` takes
+  ethtool -K names (short `lro`, `gro`... or long ones).
+- `${variables}` and `devices_udev_regex=` are not expanded here: reported, never guessed.
+- Inline `#` comments are dropped (`profiles/loader.py`: `inline_comment_prefixes=('#')`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from ..host.fs import FS
+from ..parsers.ini import parse_ini
+from .netdevice import NetDevice
+from .services import read_unit_state
+from .tuned import profile_file
+
+Entry = tuple[str, dict[str, str], tuple[str, ...], "str | None", "bool | None"]
+
+_SECTIONS = {"channels": ("channels", {"rx", "tx", "other", "combined"}),
+             "ring": ("rings", {"rx", "rx-mini", "rx-jumbo", "tx"}),
+             "coalesce": ("coalesce", {"adaptive-rx", "adaptive-tx", "cqe-mode-rx", "rx-usecs", "rx-frames",
+                                       "rx-usecs-irq", "rx-frames-irq", "tx-usecs", "tx-frames", "tx-usecs-irq",
+                                       "tx-frames-irq", "stats-block-usecs", "pkt-rate-low", "rx-usecs-low",
+                                       "rx-frames-low", "tx-usecs-low", "tx-frames-low", "pkt-rate-high",
+                                       "rx-usecs-high", "rx-frames-high", "tx-usecs-high", "tx-frames-high",
+                                       "sample-interval", "tx-aggr-max-bytes", "tx-aggr-max-frames",
+                                       "tx-aggr-time-usecs"}),
+             "features": ("features", None)}
+# ethtool -K short names (ethtool.c `off_flag_def`) as the long names ethtool -k shows
+_FEATURES = {"rx": "rx-checksumming", "tx": "tx-checksumming", "sg": "scatter-gather",
+             "tso": "tcp-segmentation-offload", "ufo": "udp-fragmentation-offload",
+             "gso": "generic-segmentation-offload", "gro": "generic-receive-offload",
+             "lro": "large-receive-offload", "rxvlan": "rx-vlan-offload", "txvlan": "tx-vlan-offload",
+             "ntuple": "ntuple-filters", "rxhash": "receive-hashing"}
+_SPLIT = re.compile(r"(:\s*)|(\s+)|(\s*;\s*)|(\s*,\s*)")
+_COMMENT = re.compile(r"\s+#.*$")
+_NOT_UNITS = ("main", "variables")
+
+
+class _Unit:
+    def __init__(self, name: str, options: dict[str, str], source: str):
+        self.name, self.source = name, source
+        self.type = options.pop("type", name)
+        self.enabled = options.pop("enabled", "true") in ("True", "true", "1")
+        self.devices = options.pop("devices", "*")
+        self.udev_regex = options.pop("devices_udev_regex", None)
+        self.priority = options.pop("priority", None)
+        self.replace = options.pop("replace", "false") in ("True", "true", "1")
+        self.options = options
+
+
+def _merge(units: dict[str, _Unit], new: _Unit) -> None:
+    old = units.get(new.name)
+    if old is None or new.replace:
+        units[new.name] = new
+        return
+    old.type, old.enabled, old.devices, old.source = new.type, new.enabled, new.devices, new.source
+    old.priority = new.priority if new.priority is not None else old.priority
+    old.udev_regex = new.udev_regex if new.udev_regex is not None else old.udev_regex
+    old.options.update(new.options)
+
+
+def _load(fs: FS, name: str, units: dict[str, _Unit], seen: tuple[str, ...]) -> None:
+    rel = profile_file(fs, name)
+    if rel is None or name in seen:
+        return
+    conf = parse_ini(fs.read_required(rel), rel)
+    for included in filter(None, (p.strip() for p in _value(conf.get("main", {}).get("include", "")).split(","))):
+        _load(fs, included, units, seen + (name,))
+    for section, options in conf.items():
+        if section and section not in _NOT_UNITS:
+            _merge(units, _Unit(section, {k: _value(v) for k, v in options.items()}, rel))
+
+
+def _value(v: str) -> str:
+    return _COMMENT.sub("", v).strip()
+
+
+def _matches(rules: str, device: str) -> bool:
+    """tuned `DeviceMatcher.match()`."""
+    parts = re.split(r"\s|,\s*", rules)
+    positive = [r for r in parts if not r.startswith("!") and r.strip()]
+    negative = [r[1:] for r in parts if r not in positive]
+    return any(fnmatch.fnmatch(device, r) for r in (positive or ["*"])) and \
+        not any(fnmatch.fnmatch(device, r) for r in negative)
+
+
+def _settings(option: str, value: str) -> tuple[dict[str, str], str | None]:
+    prefix, known = _SECTIONS[option]
+    words = _SPLIT.sub(" ", value).split()
+    if len(words) % 2:
+        return {}, f"tuned logs \"invalid {option} parameter: '{value}'\" and sets nothing"
+    pairs = dict(zip(words[::2], words[1::2]))
+    dropped = [k for k in pairs if known is not None and k not in known]
+    out = {}
+    for k, v in pairs.items():
+        if k in dropped:
+            continue
+        out[f"{prefix}.{_FEATURES.get(k, k) if option == 'features' else k}"] = v
+    why = f"tuned ignores unknown {option} parameter(s): {', '.join(dropped)}" if dropped else None
+    return out, why
+
+
+def from_tuned(fs: FS, devices: dict[str, NetDevice]) -> list[Entry]:
+    active = (fs.read_value("etc/tuned/active_profile") or "").split()
+    if not active:
+        return []
+    units: dict[str, _Unit] = {}
+    for name in active:  # several active profiles merge in order, later ones override
+        _load(fs, name, units, ())
+    net = [u for u in units.values() if u.type == "net" and u.enabled and
+           any(k in u.options for k in _SECTIONS)]
+    if not net:
+        return []
+    state = read_unit_state(fs, "tuned.service")
+    off = None if state.enabled else f"tuned.service is {state.state.replace('-', ' ')}: profile {' '.join(active)} is not applied at boot"
+    free = [n for n, d in devices.items() if d.parents]  # /sys/devices/virtual/net devices are not offered
+    found: list[Entry] = []
+    for unit in sorted(net, key=lambda u: int(u.priority or 0)):
+        source = f"{unit.source} [{unit.name}]"
+        if unit.udev_regex is not None:
+            found.append((source, {}, tuple(free), f"devices_udev_regex={unit.udev_regex} is not judged here", True))
+            continue
+        mine = [n for n in free if _matches(unit.devices, n)]
+        free = [n for n in free if n not in mine]
+        if not mine:
+            continue
+        for option in _SECTIONS:
+            value = unit.options.get(option)
+            if not value:
+                continue
+            if "${" in value:
+                found.append((source, {}, tuple(mine), f"{option}={value} uses tuned variables, not expanded here",
+                              True))
+                continue
+            settings, why = _settings(option, value)
+            if settings or why:
+                found.append((source, settings if not off else {}, tuple(mine), off, True))
+            if why and not off:
+                found.append((source, {}, tuple(mine), why, True))
+    return found

@@ -1,0 +1,97 @@
+"""autofs master maps (auto.master(5)) and file maps (autofs(5)).
+
+Both are line based: `#` starts a comment, a trailing backslash continues the line, fields
+are separated by blanks. A master map line is `mount-point [type[,format]:]map [options]`
+or an include, `+dir:/etc/auto.master.d` (files named `*.autofs` in it) or `+name` (a map
+from another source, not on this host). Options that start with `--` are the daemon's
+(`--timeout=60`); `-opt,opt` are mount options, passed to the maps' entries. A map entry
+is `key [-options] location`; `*` matches any key and `&` in the location stands for it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._record import FrozenRecord
+from ._text import logical_lines
+
+
+class MasterEntry(FrozenRecord):
+    __slots__ = ("mount_point", "map_type", "map_name", "options", "line")
+    mount_point: str  # "/-" for a direct map
+    map_type: str  # "file", "program", "yp", "ldap", "hosts", "null", "" (nsswitch decides)
+    map_name: str
+    options: tuple[str, ...]  # mount options, daemon options (`--...`) dropped
+    line: int
+
+    def __init__(self, mount_point: str, map_type: str, map_name: str, options: tuple[str, ...], line: int):
+        self.mount_point = mount_point
+        self.map_type = map_type
+        self.map_name = map_name
+        self.options = options
+        self.line = line
+
+
+class MapEntry(FrozenRecord):
+    __slots__ = ("key", "options", "location", "line")
+    key: str
+    options: tuple[str, ...]
+    location: str
+    line: int
+
+    def __init__(self, key: str, options: tuple[str, ...], location: str, line: int):
+        self.key = key
+        self.options = options
+        self.location = location
+        self.line = line
+
+
+def _fields(text: str):
+    for n, line in logical_lines(text, strip_continued=False):
+        line = line.split("#", 1)[0] if line.lstrip().startswith("#") else line
+        fields = line.split()
+        if fields and not fields[0].startswith("#"):
+            yield n, fields
+
+
+def _mount_options(tokens) -> tuple[str, ...]:
+    out: list[str] = []
+    for token in tokens:
+        if token.startswith("--") or not token.startswith("-"):
+            continue  # daemon options (--timeout=60) and stray words are not mount options
+        out += [o for o in token[1:].split(",") if o]
+    return tuple(out)
+
+
+def parse_master(text: str) -> tuple[list[MasterEntry], list[tuple[str, int]]]:
+    """(entries, includes): includes are (`dir:/path` or `name`, line) of `+` lines."""
+    entries, includes = [], []
+    for n, fields in _fields(text):
+        if fields[0].startswith("+"):
+            includes.append((fields[0][1:], n))
+            continue
+        if len(fields) < 2:
+            continue
+        spec = fields[1]
+        map_type = ""
+        if spec in ("-hosts", "-null"):
+            map_type, spec = spec[1:], ""
+        else:
+            m = re.match(r"^([a-z]+)(,[a-z]+)?:(.*)$", spec)
+            if m and not spec.startswith("/"):
+                map_type, spec = m.group(1), m.group(3)
+        entries.append(MasterEntry(fields[0], map_type, spec, _mount_options(fields[2:]), n))
+    return entries, includes
+
+
+def parse_map(text: str) -> list[MapEntry]:
+    entries = []
+    for n, fields in _fields(text):
+        if fields[0].startswith("+") or len(fields) < 2:
+            continue  # included maps from other sources; a key without a location
+        opts = [f for f in fields[1:] if f.startswith("-")]
+        rest = [f for f in fields[1:] if not f.startswith("-")]
+        if not rest or rest[0].startswith("/"):
+            continue  # a multi-mount entry (`/ ...` offsets) is not one NFS location
+        entries.append(MapEntry(fields[0], _mount_options(opts), rest[0], n))
+    return entries

@@ -1,0 +1,47 @@
+"""tuned's own INI files, read with the parser tuned itself uses.
+
+tuned is Python and reads `tuned.conf` with `configparser.ConfigParser(delimiters=('='),
+inline_comment_prefixes=('#'), strict=False)`, `optionxform = str` and values taken
+`raw=True` (tuned/profiles/loader.py `_load_config_data()`); tuned-main.conf the same way
+after a made-up section header (tuned/utils/global_config.py `load_config()`). Reading
+them with that same parser is the surest way to see what tuned sees: `#` after a blank
+starts an inline comment (`vm.dirty_bytes = 31457280   # 30 MiB` is 31457280), `a=b#c`
+keeps `b#c`, a full line starting with `#` or `;` is a comment, an indented line
+continues the value above, a repeated section or key merges and the later value wins.
+"""
+
+from __future__ import annotations
+
+import configparser
+
+from ..errors import ParseError
+
+_HEADER = "this_is_some_magic_section_header_because_of_compatibility"  # tuned/consts.py MAGIC_HEADER_NAME
+
+
+def _parser() -> configparser.ConfigParser:
+    parser = configparser.ConfigParser(delimiters=("=",), inline_comment_prefixes=("#",), strict=False,
+                                       interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # tuned keeps key case
+    return parser
+
+
+def parse_tuned_conf(text: str, source: str) -> dict[str, dict[str, str]]:
+    """A profile's sections in file order, each {option: value} in file order. A line
+    before any section is an error, as it is to tuned (the profile then does not load)."""
+    parser = _parser()
+    try:
+        parser.read_string(text, source)
+    except configparser.Error as e:
+        raise ParseError(source, f"tuned cannot parse it: {' '.join(str(e).split())[:160]}") from None
+    return {section: dict(parser.items(section, raw=True)) for section in parser.sections()}
+
+
+def parse_tuned_main(text: str, source: str) -> dict[str, str]:
+    """etc/tuned/tuned-main.conf: options without a section."""
+    parser = _parser()
+    try:
+        parser.read_string(f"[{_HEADER}]\n" + text, source)
+    except configparser.Error as e:
+        raise ParseError(source, f"tuned cannot parse it: {' '.join(str(e).split())[:160]}") from None
+    return dict(parser.items(_HEADER, raw=True)) if parser.has_section(_HEADER) else {}
