@@ -27,9 +27,11 @@ rule {
     severity = "bug"
     required = true
   }
+  # a section of the runbook: the packaged docs/runbook.md (file:///usr/share/doc/tunewatch/,
+  # mixin/config.libsonnet's default) or a site's own copy over https
   annotation "runbook_url" {
     severity = "bug"
-    value    = "https://.+/docs/runbook[.]md#.+"
+    value    = "(file:///.+/runbook[.]md|https://.+)#.+"
     required = true
   }
   for {

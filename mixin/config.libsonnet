@@ -21,7 +21,10 @@
     textfileArrivalFor: '1h',
 
     // Runbook sections: runbookURLBase + '#' + anchor (the alert name or check id, lower case).
-    runbookURLBase: 'https://github.com/tunewatch/tunewatch/blob/main/docs/runbook.md',
+    // Default: docs/runbook.md as the .deb and .rpm install it. Alertmanager's and Grafana's
+    // readers are seldom on the scanned host, so set your own copy: a wiki page, or the file
+    // served by your web server (the anchors are the section titles of docs/runbook.md).
+    runbookURLBase: 'file:///usr/share/doc/tunewatch/runbook.md',
 
     // A scan older than this is stale: 4 missed scans at the 15-minute timer interval of
     // contrib/systemd (or serve's --scan.interval). Raise it if scans run less often.

@@ -43,3 +43,22 @@ def test_floors_pin_every_declared_dependency():
     assert floors["jsonschema"] == "4.18" and floors["bcrypt"] == "4.0" and floors["setuptools"] == "77.0.3"
     assert {"prometheus_client", "PyYAML", "shtab", "pytest", "pytest-timeout", "hypothesis", "ansible-core",
             "fusepy", "wheel"} <= set(floors)
+
+
+def test_package_checks_pythons_and_tools_before_building(tmp_path):
+    """.ci/package names every missing Python (and an unsupported one) at once and builds
+    nothing: dist/ and build/package stay as they were. 3.8 is never supported, so this
+    never gets as far as building, whatever this machine has."""
+    dist = REPO / "dist"
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in dist.iterdir()) if dist.is_dir() else None
+    env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{tmp_path}:/usr/bin:/bin",
+           "TUNEWATCH_PYTHONS": "3.8 3.9 3.10"}
+    done = subprocess.run(["bash", str(REPO / ".ci" / "package")], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Python 3.8 is not one tunewatch supports" in done.stderr, done.stderr
+    for py in ("3.9", "3.10"):
+        if not os.access(f"/usr/bin/python{py}", os.X_OK):
+            assert f"python{py} not found" in done.stderr, done.stderr
+    assert "nothing built" in done.stderr and not done.stdout.strip(), done.stdout
+    after = sorted((p.name, p.stat().st_mtime_ns) for p in dist.iterdir()) if dist.is_dir() else None
+    assert after == before

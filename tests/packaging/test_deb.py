@@ -11,8 +11,10 @@ when it is not installed already (nothing of the machine's is replaced).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -20,10 +22,14 @@ import pytest
 
 from support.procs import LOOPBACK, free_port, http_get, managed, wait_until
 
-from .conftest import EXAMPLE, VERSION, artefact, clean_env, missing, tool, unit_command
+from .conftest import EXAMPLE, REPO, VERSION, artefact, clean_env, missing, tool, unit_command
 
 UNITS = ("tunewatch.service", "tunewatch-textfile.service", "tunewatch-textfile.timer")
-DOCS = ("web-config.yml", "tunewatch-scrape.yml", "README.md", "install.md", "LICENSE")
+DOCS = ("web-config.yml", "tunewatch-scrape.yml", "README.md", "install.md", "runbook.md", "LICENSE", "copyright",
+        "changelog.Debian.gz")
+MAN_PAGES = ("tunewatch", "tunewatch-scan", "tunewatch-collect", "tunewatch-serve", "tunewatch-checks",
+             "tunewatch-profiles", "tunewatch-validate-content", "tunewatch-paths", "tunewatch-completion",
+             "tunewatch-export", "tunewatch-remediate")
 
 
 def run(*argv: str, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
@@ -49,6 +55,35 @@ def installed(tmp_path_factory):
         assert purged.returncode == 0, purged.stdout + purged.stderr
     for path in ("/opt/tunewatch", "/usr/bin/tunewatch", "/etc/tunewatch", "/usr/lib/systemd/system/tunewatch.service"):
         assert not os.path.lexists(path), f"{path} left after purge"
+    assert os.path.isdir("/opt"), "purging tunewatch removed /opt"
+
+
+def test_owns_opt_tunewatch_not_opt():
+    """dpkg removes a directory its last owner leaves empty: /opt must never be tunewatch's."""
+    listing = run("dpkg-deb", "-c", str(artefact(f"tunewatch_{VERSION}-1_amd64.deb"))).stdout
+    names = {line.split()[5] for line in listing.splitlines()}
+    assert "./opt/tunewatch/" in names and "./opt/" not in names, sorted(n for n in names if n.startswith("./opt/"))[:5]
+
+
+def test_lintian_finds_only_the_opt_layout(tmp_path):
+    """lintian: no error but dir-or-file-in-opt (the package lives in /opt/tunewatch by design),
+    and only the warnings packaging/README.md justifies."""
+    deb = artefact(f"tunewatch_{VERSION}-1_amd64.deb")
+    done = run(tool("lintian"), "--tag-display-limit", "0", str(deb), timeout=600)
+    tags = {}
+    for line in done.stdout.splitlines():
+        match = re.match(r"([EW]): tunewatch: (\S+)", line)
+        if match:
+            tags.setdefault(match.group(2), match.group(1))
+    errors = {t for t, level in tags.items() if level == "E"}
+    assert errors <= {"dir-or-file-in-opt"}, done.stdout
+    justified = set(re.findall(r"^\| lintian \| `([a-z0-9-]+)`", (REPO / "packaging" / "README.md").read_text(), re.M))
+    assert set(tags) - {"dir-or-file-in-opt"} <= justified, (sorted(tags), sorted(justified))
+
+
+def test_changelog_version_is_the_package_version():
+    text = (REPO / "packaging" / "changelog.yml").read_text()
+    assert re.search(r"^- semver: (\S+)$", text, re.M).group(1) == f"{VERSION}-1"
 
 
 def test_files_scripts_and_units(installed):
@@ -58,6 +93,20 @@ def test_files_scripts_and_units(installed):
     for doc in DOCS:
         assert f"/usr/share/doc/tunewatch/{doc}" in files
     assert {"/etc/tunewatch/serve.env", "/etc/tunewatch/textfile.env"} <= files
+    for page in MAN_PAGES:
+        assert f"/usr/share/man/man1/{page}.1.gz" in files
+    assert {"/usr/share/bash-completion/completions/tunewatch", "/usr/share/zsh/vendor-completions/_tunewatch"} <= files
+    assert "/opt" not in files and "/opt/tunewatch" in files
+    # man renders every page without a warning; completion is what the installed CLI prints
+    for page in MAN_PAGES:
+        shown = run("man", "--warnings", "-l", "-Tutf8", f"/usr/share/man/man1/{page}.1.gz", env={**clean_env(), "MANWIDTH": "80"})
+        assert shown.returncode == 0 and not shown.stderr.strip(), (page, shown.stderr)
+    scan_page = gzip.decompress(Path("/usr/share/man/man1/tunewatch-scan.1.gz").read_bytes()).decode()
+    assert "\\-\\-profile" in scan_page and ".SH OPTIONS" in scan_page
+    for shell, path in (("bash", "/usr/share/bash-completion/completions/tunewatch"),
+                        ("zsh", "/usr/share/zsh/vendor-completions/_tunewatch")):
+        printed = run("/usr/bin/tunewatch", "completion", shell, env=clean_env()).stdout
+        assert Path(path).read_text() == printed, shell
     conffiles = Path("/var/lib/dpkg/info/tunewatch.conffiles").read_text().split()
     assert sorted(conffiles) == ["/etc/tunewatch/serve.env", "/etc/tunewatch/textfile.env"]
     assert os.path.realpath("/usr/bin/tunewatch") == "/opt/tunewatch/venv/bin/tunewatch"

@@ -45,7 +45,7 @@ def test_no_tunewatch_path_is_hard_coded(name):
     assert path.split(":")[:2] == ["/opt/tunewatch/bin", "/usr/local/bin"], path
 
 
-def test_serve_unit_is_hardened_and_writes_nothing():
+def test_serve_unit_is_hardened_and_writes_only_its_cache():
     unit = UNITS / "tunewatch.service"
     score = exposure(unit)
     print(f"\nsystemd-analyze security tunewatch.service: {score}")
@@ -54,8 +54,11 @@ def test_serve_unit_is_hardened_and_writes_nothing():
     assert settings["ProtectSystem"] == ["strict"] and settings["DynamicUser"] == ["yes"]
     assert settings["CapabilityBoundingSet"] == ["CAP_DAC_READ_SEARCH"]
     assert settings["AmbientCapabilities"] == ["CAP_DAC_READ_SEARCH"]
-    writable = {"ReadWritePaths", "StateDirectory", "CacheDirectory", "LogsDirectory", "RuntimeDirectory"}
+    writable = {"ReadWritePaths", "StateDirectory", "LogsDirectory", "RuntimeDirectory"}
     assert not writable & set(settings), writable & set(settings)
+    # the one writable place: the validated-content cache, $XDG_CACHE_HOME/tunewatch, kept
+    # across restarts in the CacheDirectory= systemd makes for the dynamic user
+    assert settings["CacheDirectory"] == ["tunewatch"] and "XDG_CACHE_HOME=/var/cache" in settings["Environment"]
     # /proc/<pid> of irqbalance and /proc/interrupts must stay visible to the scanner
     assert "ProtectProc" not in settings and "ProcSubset" not in settings
 
@@ -65,6 +68,9 @@ def test_textfile_unit_never_skips_silently():
     assert not [k for k in settings if k.startswith(("Condition", "Assert"))], settings.keys()
     # "-": a missing directory is reported by tunewatch (test_deb runs it), not by a namespace error
     assert settings["ReadWritePaths"] == ["-/var/lib/prometheus/node-exporter"]
+    # its cache apart from the serve unit's dynamic user's
+    assert settings["CacheDirectory"] == ["tunewatch-textfile"]
+    assert "XDG_CACHE_HOME=/var/cache/tunewatch-textfile" in settings["Environment"]
     assert "--output ${TUNEWATCH_TEXTFILE_DIR}/tunewatch.prom" in settings["ExecStart"][0]
 
 

@@ -8,6 +8,7 @@ Its compiled wheels are the ones RHEL 8's glibc 2.28 can load.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -81,19 +82,25 @@ def test_zipapp_wheels_load_on_glibc_2_28(version):
         assert any(min_glibc(platform) <= (2, 28) for _, _, platform in tags), (dist, tags)
 
 
-
-def test_readme_first_command_scans_this_host(tmp_path):
-    """The README's first command, word for word, in a directory holding only the zipapp, as a
-    user without this checkout on PYTHONPATH: it scans this host (exit 0 or 2, never a usage or
-    content error) and prints the summary. Its second command is the CI entry point."""
-    import shlex
-    blocks = re.findall(r"```sh\n(.*?)```", (Path(__file__).resolve().parents[2] / "README.md").read_text(), re.S)
-    first, second = blocks[0].strip(), blocks[1].strip()
-    assert second == "bash .ci/run"
-    argv = shlex.split(first)
-    match = re.fullmatch(r"\./tunewatch-(.+)-py(3\.\d+)\.pyz", argv[0])
-    assert match and match.group(1) == VERSION and argv[1:] == ["scan"], first
-    version = match.group(2)
-    done = run_pyz(artefact(argv[0][2:]), version, tmp_path, *argv[1:])
-    assert done.returncode in (0, 2), done.stdout[-2000:] + done.stderr[-2000:]
-    assert re.search(r"^summary: \d+ fail, \d+ error", done.stdout, re.M), done.stdout[-2000:]
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_zipapp_under_another_python_names_the_one_it_needs(version, tmp_path):
+    """`python3.Y tunewatch-V-py3.X.pyz` (another supported Python, and RHEL 8's 3.6 where
+    pyenv has one): one short message naming python3.X and exit 1, cold cache or warm,
+    nothing unpacked by the wrong Python, never a traceback."""
+    pyz = artefact(f"tunewatch-{VERSION}-py{version}.pyz")
+    other = SUPPORTED[(SUPPORTED.index(version) + 1) % len(SUPPORTED)]
+    pythons = [interpreter(other)] + sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.6.*/bin/python3.6")))[:1]
+    copy = tmp_path / pyz.name
+    shutil.copy2(pyz, copy)
+    shiv_root = tmp_path / "shiv"
+    for warm in (False, True):
+        if warm:  # unpacked once by the right Python: the guard still runs first
+            assert run_pyz(pyz, version, tmp_path, "--version").returncode == 0
+        for python in pythons:
+            done = subprocess.run([python, str(copy), "scan"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                                  env=clean_env(HOME=str(tmp_path), SHIV_ROOT=str(shiv_root)))
+            assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+            assert f"is built for Python {version}" in done.stderr and f"python{version}" in done.stderr, done.stderr
+            assert len(done.stderr.strip().splitlines()) <= 3, done.stderr
+            if not warm:
+                assert not shiv_root.exists() or not any(shiv_root.iterdir()), list(shiv_root.iterdir())

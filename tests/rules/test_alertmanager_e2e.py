@@ -158,7 +158,7 @@ def test_reverted_after_reboot_reaches_webhook(tmp_path):
                 assert "hanadb01" in alert["annotations"]["description"]
                 # default metrics: the count of failing objects (no names, no expected/actual)
                 assert "6 object(s) fail." in alert["annotations"]["description"], alert["annotations"]
-                assert alert["annotations"]["runbook_url"].endswith("docs/runbook.md#tuningrevertedafterreboot")
+                assert alert["annotations"]["runbook_url"] == f"{RUNBOOK}#tuningrevertedafterreboot"
                 # same driver before and after: no driver-update alert
                 time.sleep(2)
                 assert not hook.alerts("TuningRevertedAfterDriverUpdate")
@@ -176,7 +176,9 @@ from support.snapshots import (SwitchableRoot, example, set_boot_time, set_nic_d
                                start_serves, state_report, wait_for)
 
 DASHBOARD_FILES = [REPO / "dashboards" / "tunewatch-fleet.json", REPO / "dashboards" / "tunewatch-host.json"]
-RUNBOOK = "https://github.com/tunewatch/tunewatch/blob/main/docs/runbook.md"
+from rules.test_rules import runbook_base  # noqa: E402
+
+RUNBOOK = runbook_base()
 # azure-m-rebooted per its README; all passed on azure-m-tuned
 REBOOT_FAILING = {"irqbalance-disabled", "irqbalance-disabled-persistent", "nic-queue-count", "nic-irq-affinity",
                   "nic-irq-affinity-persistent", "nic-settings-persistent"}

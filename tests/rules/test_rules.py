@@ -22,7 +22,17 @@ TEST_FILES = sorted((RULES_DIR / "tests").glob("*.yml"))
 RUNBOOK = REPO / "docs" / "runbook.md"
 METRICS_DOC = REPO / "docs" / "metrics.md"
 SPEC_CANDIDATES = [REPO / "shared" / "SPEC.md", REPO.parent / "shared" / "SPEC.md", Path("/work/shared/SPEC.md")]
-RUNBOOK_PREFIX = "https://github.com/tunewatch/tunewatch/blob/main/docs/runbook.md#"
+
+
+def runbook_base() -> str:
+    """mixin/config.libsonnet's runbookURLBase: every runbook_url and dashboard link starts
+    with it."""
+    match = re.search(r"^\s*runbookURLBase: '([^']+)',", (REPO / "mixin" / "config.libsonnet").read_text(), re.M)
+    assert match, "no runbookURLBase in mixin/config.libsonnet"
+    return match.group(1)
+
+
+RUNBOOK_PREFIX = runbook_base() + "#"
 
 # Check ids of SPEC section 3 (stable API: they are metric labels). Kept here so the test runs
 # without the SPEC; test_check_catalog_matches_spec cross-checks when the SPEC is reachable.
@@ -164,6 +174,31 @@ def test_runbook_anchors_exist():
             assert not missing, f"runbook sections missing for checks: {missing}"
         else:
             assert anchor in anchors, f"{alert['alert']}: #{anchor} not in docs/runbook.md"
+
+
+def test_runbook_base_is_the_runbook_the_packages_install():
+    """The default base points at docs/runbook.md where the .deb and .rpm install it, never
+    at a site the project does not control (it used to be github.com/tunewatch/tunewatch,
+    which does not exist)."""
+    base = runbook_base()
+    assert base.startswith("file:///") and "#" not in base, base
+    nfpm = yaml.safe_load((REPO / "packaging" / "nfpm.yaml").read_text())
+    installed = {c["dst"]: c["src"] for c in nfpm["contents"] if c.get("type") != "symlink"}
+    assert installed.get(base[len("file://"):]) == "docs/runbook.md", (base, sorted(installed))
+
+
+def test_no_link_points_at_a_home_the_project_does_not_have():
+    """Rules, their tests, dashboards and the mixin name no URL the project does not control:
+    every http(s) link there is an example host (example.com/org/net) or localhost."""
+    files = [*RULE_FILES, *TEST_FILES, *sorted((REPO / "dashboards").glob("*.json")),
+             *sorted((REPO / "mixin").rglob("*.libsonnet"))]
+    for path in files:
+        text = path.read_text()
+        assert "github.com/tunewatch" not in text, path
+        for url in re.findall(r"https?://[^\s\"')]+", text):
+            host = re.match(r"https?://([^/:]+)", url).group(1)
+            assert host in ("localhost", "127.0.0.1") or re.search(r"(^|\.)example\.(com|org|net)$", host), \
+                f"{path.relative_to(REPO)}: {url}"
 
 
 def test_runbook_covers_every_alert_and_check():
