@@ -7,9 +7,8 @@ import argparse
 import os
 import sys
 
-from .main import SHIPPED, build_parser
-from ..content.catalog import Content, did_you_mean, shipped_dir
-from ..errors import ContentError
+from ..content.catalog import SHIPPED, Content, shipped_dir
+from ..errors import ContentError, did_you_mean
 from ..content.references import cite
 
 
@@ -100,7 +99,7 @@ def cmd_completion(args) -> int:
         import shtab
     except ImportError as e:
         raise ContentError("completion", "needs the shtab package: pip install shtab") from e
-    parser = build_parser()
+    parser = args.build_parser()  # main's, passed in so that info does not import main
     content = Content(args.content)
     for action in _all_actions(parser):
         if action.dest == "profile":

@@ -12,8 +12,8 @@ import sys
 from .. import __version__
 from .. import results
 from ..scan import engine
-from ..content.catalog import Content, did_you_mean
-from ..errors import ContentError, TunewatchError
+from ..content.catalog import SHIPPED, Content
+from ..errors import ContentError, TunewatchError, did_you_mean
 from ..host.rootcheck import check_root
 
 FORMATS = ("text", "json", "junit", "prometheus", "html", "xccdf", "arf")
@@ -180,11 +180,12 @@ def _add_completion(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shell", choices=("bash", "zsh", "tcsh"))
     _content_args(p)
+    p.set_defaults(build_parser=build_parser)  # info.py's cmd_completion: info imports nothing of main
 
 
 def _add_export(sub) -> None:
-    from ..outputs import goss
-    goss.add_parser(sub, _scan_args)
+    from . import export
+    export.add_parser(sub, _scan_args)
 
 
 def _add_remediate(sub) -> None:
@@ -204,9 +205,6 @@ def _command_of(argv: list[str]) -> str | None:
         if not word.startswith("-"):
             return word if word in COMMANDS else None
     return None
-
-
-SHIPPED = ("checks", "rules", "dashboards", "docs", "contrib")
 
 
 def _report_spec(value: str) -> tuple[str, str]:

@@ -33,6 +33,10 @@ CACHE_FORMAT = 4  # 2: checks/defaults; 3: checks/references.yaml too; 4: file i
 CHECK_AREAS = ("network", "storage", "vmware", "system")
 
 
+# The top-level directories that ship with tunewatch (setup.py copies them into the package).
+SHIPPED = ("checks", "rules", "dashboards", "docs", "contrib")
+
+
 def shipped_dir(name: str) -> str | None:
     """`name` (checks, rules, dashboards, docs, contrib) as this tunewatch sees it.
 
@@ -70,14 +74,6 @@ def default_content_dir() -> str:
         raise ContentError(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "checks"),
                            "content directory not found (set --content or TUNEWATCH_CONTENT)")
     return found
-
-
-def did_you_mean(word: str, known) -> str:
-    """` (did you mean 'nic-queue-count'?)` for a mistyped id, else ``."""
-    import difflib  # local: this hunk stays next to default_content_dir
-
-    close = difflib.get_close_matches(word, sorted(known), n=3, cutoff=0.6)
-    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
 class Check(Record):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from .._record import Record
+from ..errors import did_you_mean
 from ..results import FAIL, WAIVED, worst
 from .yamlsrc import load_yaml, validate
 
@@ -39,8 +40,6 @@ class Waiver(Record):
 def load_waivers(path: str, checks, validator) -> list[Waiver]:
     """The waivers of `path` for the known `checks`; `expires` may be quoted text or a YAML
     date (`expires: 2026-12-31` unquoted)."""
-    from .catalog import did_you_mean
-
     doc = load_yaml(path)  # PyYAML builds dates itself: `expires: 2026-02-30` fails in there, named by line
     entries = doc.data.get("waivers") if isinstance(doc.data, dict) else None
     for i, w in enumerate(entries if isinstance(entries, list) else []):
