@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _METHODS = ("match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer", "pattern", "flags",
             "groups", "groupindex")
 
@@ -18,7 +22,7 @@ class LazyPattern:
     def __init__(self, pattern: str, flags: int = 0):
         self._args = (pattern, flags)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         """First use: compile, then keep the bound methods here (later look-ups are plain
         instance attributes, as fast as on the pattern itself)."""
         if name.startswith("__") or name == "_args":

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace, _SubParsersAction
+    from typing import Callable
+    from ..content.catalog import Content, ResolvedProfile
+    from ..content.waivers import Waiver
 
-def add_parser(subparsers, scan_args) -> None:
+
+def add_parser(subparsers: _SubParsersAction[ArgumentParser], scan_args: Callable[[ArgumentParser], None]) -> None:
     p = subparsers.add_parser("export", help="export the profile for another tool (goss)")
     p.add_argument("target", choices=("goss",), help="goss: a gossfile of what goss can express")
     scan_args(p)
@@ -20,7 +27,7 @@ def add_parser(subparsers, scan_args) -> None:
     p.set_defaults(run=run)
 
 
-def run(args, load) -> int:
+def run(args: Namespace, load: Callable[[Namespace], tuple[Content, ResolvedProfile, list[Waiver]]]) -> int:
     from ..outputs.goss import render
     from ..remediate.hostview import scan_host
     from ..vsphere.command import scan_setup

@@ -11,8 +11,13 @@ from ..content.catalog import SHIPPED, Content, shipped_dir
 from ..errors import ContentError, did_you_mean
 from ..content.references import cite
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from typing import Iterator
 
-def cmd_checks(args) -> int:
+
+def cmd_checks(args: Namespace) -> int:
     import textwrap
 
     content = Content(args.content)
@@ -41,7 +46,7 @@ def cmd_checks(args) -> int:
     return 0
 
 
-def cmd_profiles(args) -> int:
+def cmd_profiles(args: Namespace) -> int:
     import textwrap
 
     content = Content(args.content)
@@ -66,7 +71,7 @@ def cmd_profiles(args) -> int:
     return 0
 
 
-def cmd_validate(args) -> int:
+def cmd_validate(args: Namespace) -> int:
     content = Content(args.content)
     if args.tailoring:
         content.load_tailoring(args.tailoring)
@@ -77,7 +82,7 @@ def cmd_validate(args) -> int:
     return 0
 
 
-def cmd_paths(args) -> int:
+def cmd_paths(args: Namespace) -> int:
     """Where this tunewatch finds its content and the files that go with it (checkout or package)."""
     names = args.names or [n for n in SHIPPED if shipped_dir(n)]
     for name in names:
@@ -93,7 +98,7 @@ def cmd_paths(args) -> int:
     return 0
 
 
-def cmd_completion(args) -> int:
+def cmd_completion(args: Namespace) -> int:
     """Static completion script by shtab; profile and check ids are listed from the content."""
     try:
         import shtab
@@ -112,7 +117,7 @@ def cmd_completion(args) -> int:
     return 0
 
 
-def _all_actions(parser: argparse.ArgumentParser):
+def _all_actions(parser: argparse.ArgumentParser) -> Iterator[argparse.Action]:
     for action in parser._actions:
         yield action
         if isinstance(action, argparse._SubParsersAction):

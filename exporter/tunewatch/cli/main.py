@@ -16,6 +16,13 @@ from ..content.catalog import SHIPPED, Content
 from ..errors import ContentError, TunewatchError, did_you_mean
 from ..host.rootcheck import check_root
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace, _SubParsersAction
+    from ..content.catalog import ResolvedProfile
+    from ..results import ScanResult
+    from typing import Callable
+
 FORMATS = ("text", "json", "junit", "prometheus", "html", "xccdf", "arf")
 FILE = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # shtab's file completion
 DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/", "tcsh": "d"}
@@ -95,7 +102,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_scan(sub) -> None:
+def _add_scan(sub: _SubParsersAction[ArgumentParser]) -> None:
     p = sub.add_parser("scan", help="scan this host (or a snapshot) and report per check and object")
     _scan_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
@@ -127,7 +134,7 @@ def _add_scan(sub) -> None:
     vsphere_arguments(p, "scan")
 
 
-def _add_collect(sub) -> None:
+def _add_collect(sub: _SubParsersAction[ArgumentParser]) -> None:
     p = sub.add_parser("collect", help="write a snapshot of this host's facts to DIR")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--verbose", "-v", action="store_true", help="list every file skipped (default: one summary line)")
@@ -137,7 +144,7 @@ def _add_collect(sub) -> None:
     vsphere_arguments(p, "collect")
 
 
-def _add_serve(sub) -> None:
+def _add_serve(sub: _SubParsersAction[ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="Prometheus exporter: scan in the background, serve /metrics")
     _scan_args(p)
     from ..serve.options import add_serve_arguments  # light: no web stack for the other commands
@@ -147,33 +154,33 @@ def _add_serve(sub) -> None:
     vsphere_arguments(p, "serve")
 
 
-def _add_checks(sub) -> None:
+def _add_checks(sub: _SubParsersAction[ArgumentParser]) -> None:
     p = sub.add_parser("checks", help="list checks, or explain the ones named")
     p.add_argument("ids", nargs="*", metavar="CHECK")
     p.add_argument("--verbose", "-v", action="store_true", help="show rationale, parameters and references")
     _content_args(p)
 
 
-def _add_profiles(sub) -> None:
+def _add_profiles(sub: _SubParsersAction[ArgumentParser]) -> None:
     p = sub.add_parser("profiles", help="list profiles, or show the checks and parameters of one")
     p.add_argument("ids", nargs="*", metavar="PROFILE")
     _content_args(p)
 
 
-def _add_validate_content(sub) -> None:
+def _add_validate_content(sub: _SubParsersAction[ArgumentParser]) -> None:
     p = sub.add_parser("validate-content", help="load and validate all content (and tailoring/waiver files)")
     p.add_argument("--tailoring", metavar="FILE")
     p.add_argument("--waivers", metavar="FILE")
     _content_args(p)
 
 
-def _add_paths(sub) -> None:
+def _add_paths(sub: _SubParsersAction[ArgumentParser]) -> None:
     p = sub.add_parser("paths", help="print where the shipped checks, rules, dashboards and docs are")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help=f"print only these paths, one a line ({', '.join(SHIPPED)})")
 
 
-def _add_completion(sub) -> None:
+def _add_completion(sub: _SubParsersAction[ArgumentParser]) -> None:
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)",
                        epilog="bash: tunewatch completion bash > /etc/bash_completion.d/tunewatch\n"
                               "zsh:  tunewatch completion zsh > \"${fpath[1]}/_tunewatch\"",
@@ -183,12 +190,12 @@ def _add_completion(sub) -> None:
     p.set_defaults(build_parser=build_parser)  # info.py's cmd_completion: info imports nothing of main
 
 
-def _add_export(sub) -> None:
+def _add_export(sub: _SubParsersAction[ArgumentParser]) -> None:
     from . import export
     export.add_parser(sub, _scan_args)
 
 
-def _add_remediate(sub) -> None:
+def _add_remediate(sub: _SubParsersAction[ArgumentParser]) -> None:
     from ..remediate import command as remediate
     remediate.add_parser(sub, _scan_args)
 
@@ -226,7 +233,7 @@ def _load(args):
     return content, _only_rules(content, profile, getattr(args, "rule", []), getattr(args, "skip_rule", [])), waivers
 
 
-def _only_rules(content: Content, profile, rules: list[str], skips: list[str]):
+def _only_rules(content: Content, profile: ResolvedProfile, rules: list[str], skips: list[str]) -> ResolvedProfile:
     """--rule narrows the profile to the checks named, --skip-rule leaves checks out."""
     if not rules and not skips:
         return profile
@@ -252,7 +259,7 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def cmd_scan(args) -> int:
+def cmd_scan(args: Namespace) -> int:
     content, profile, waivers = _load(args)
     check_root(args)
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
@@ -267,7 +274,7 @@ def cmd_scan(args) -> int:
     return _write_reports(args, reports, result, content)
 
 
-def _write_reports(args, reports, result, content: Content) -> int:
+def _write_reports(args: Namespace, reports: list[tuple[str, str | None]], result: ScanResult, content: Content) -> int:
     for fmt, path in reports:  # one scan, every report from the same result
         text = _render(fmt, result, content, args, to_terminal=path is None)
         if fmt == "prometheus" and path:
@@ -280,7 +287,7 @@ def _write_reports(args, reports, result, content: Content) -> int:
     return result.exit_code
 
 
-def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
+def _render(fmt: str, result: ScanResult, content: Content, args: Namespace, to_terminal: bool) -> str:
     if fmt == "prometheus":
         from ..outputs.prometheus import render
         return render(result, detail=args.metrics_detail)
@@ -302,7 +309,7 @@ def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
     return render_text(result, colour, args.verbose, quiet=args.quiet, brief=args.brief)
 
 
-def cmd_serve(args) -> int:
+def cmd_serve(args: Namespace) -> int:
     from ..serve.exporter import run_exporter
     from ..serve.options import options_from_args
     options = options_from_args(args)  # flag errors before the content is loaded
@@ -321,7 +328,7 @@ def cmd_serve(args) -> int:
                         options=options, detail=args.metrics_detail, prepare=prepare)
 
 
-def cmd_collect(args) -> int:
+def cmd_collect(args: Namespace) -> int:
     from ..scan.collect import collect
     content = Content(args.content)
     from ..vsphere.command import collect_files
@@ -334,9 +341,9 @@ def cmd_collect(args) -> int:
     return 0
 
 
-def _described(name: str):
+def _described(name: str) -> Callable[[Namespace], int]:
     """A command that describes content or the installation (cliinfo.py, loaded for it only)."""
-    def run(args) -> int:
+    def run(args: Namespace) -> int:
         from . import info as cliinfo
 
         return getattr(cliinfo, name)(args)

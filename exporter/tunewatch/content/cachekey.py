@@ -32,6 +32,11 @@ import os
 import stat
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
+    from types import ModuleType
+
 RACY_NS = 2_000_000_000  # timestamps are coarse (jiffies) and NFS servers' clocks drift
 
 
@@ -61,7 +66,7 @@ def kinds_sources(kinds_dir: str) -> list[str]:
     return [os.path.join(kinds_dir, n) for n in sorted(os.listdir(kinds_dir)) if n.endswith(".py")]
 
 
-def head(cache_format: int, version: str, directory: str, kind_names) -> str:
+def head(cache_format: int, version: str, directory: str, kind_names: Iterable[str]) -> str:
     return f"{cache_format}\0{version}\0{directory}\0{json.dumps(sorted(kind_names))}"
 
 
@@ -74,7 +79,7 @@ def file_name(directory: str) -> str:
     return f"content-{h:016x}.marshal"
 
 
-def content_key(directory: str, cache_format: int, version: str, kinds, files: list[str]) -> str | None:
+def content_key(directory: str, cache_format: int, version: str, kinds: ModuleType, files: list[str]) -> str | None:
     """The key for the content in `directory`: the kinds' sources, its schemas and `files`."""
     try:
         kinds_files = kinds_sources(os.path.dirname(os.path.abspath(kinds.__file__)))

@@ -27,6 +27,8 @@ from .yamlsrc import Document, load_schemas, load_yaml, validate
 TYPE_CHECKING = False  # annotations are strings
 if TYPE_CHECKING:
     from .waivers import Waiver
+    from typing import Iterable
+    from _hashlib import HASH
 
 CACHE_FORMAT = 4  # 2: checks/defaults; 3: checks/references.yaml too; 4: file identities as the key
 
@@ -213,7 +215,7 @@ class Content:
         if key is not None:
             self._save_cache(key)
 
-    def _resolve_references(self, digest=None) -> None:
+    def _resolve_references(self, digest: HASH | None = None) -> None:
         resolve_all(self.checks.values(), self._sources, digest)
 
     def _content_files(self) -> tuple[list[str], list[str]]:
@@ -287,7 +289,7 @@ class Content:
             self._validator_table = load_schemas(os.path.join(self.directory, "schema"))
         return self._validator_table
 
-    def _document(self, path: str, schema: str, digest=None, text: str | None = None) -> Document:
+    def _document(self, path: str, schema: str, digest: HASH | None = None, text: str | None = None) -> Document:
         doc = load_yaml(path, text)
         if digest is not None:
             digest.update(json.dumps(doc.data, sort_keys=True, default=str).encode())
@@ -296,7 +298,7 @@ class Content:
         validate(doc, self._validators[schema])
         return doc
 
-    def _load_check(self, path: str, digest) -> Check:
+    def _load_check(self, path: str, digest: HASH | None) -> Check:
         doc = self._document(path, "check", digest)
         d = doc.data
         if os.path.splitext(os.path.basename(path))[0] != d["id"]:
@@ -314,7 +316,7 @@ class Content:
                      d["references"], d["kind"], d.get("vars", {}), d.get("applicability"), d.get("objects", {}),
                      d.get("runtime_check"), doc)
 
-    def _load_profile(self, path: str, digest=None, text: str | None = None) -> Profile:
+    def _load_profile(self, path: str, digest: HASH | None = None, text: str | None = None) -> Profile:
         return self._profile_from(self._document(path, "profile", digest, text))
 
     @staticmethod
@@ -370,7 +372,7 @@ class Content:
         name = tailoring.data["tailoring"] if tailoring is not None else profile_id
         return ResolvedProfile(name, profile_id, chain[-1].title, resolved, scope)
 
-    def _merged_vars(self, check: Check, layers, check_vars: bool = True) -> dict:
+    def _merged_vars(self, check: Check, layers: list[tuple], check_vars: bool = True) -> dict:
         merged = _clone(check.vars)
         origin = {k: (check.doc, f"/vars/{k}") for k in merged}
         for doc, layer_vars, *_ in layers:

@@ -16,6 +16,8 @@ from .yamlsrc import load_yaml, validate
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..results import CheckResult
+    from jsonschema.protocols import Validator
+    from typing import Collection
 
 
 class Waiver(Record):
@@ -37,7 +39,7 @@ class Waiver(Record):
         return today <= self.expires
 
 
-def load_waivers(path: str, checks, validator) -> list[Waiver]:
+def load_waivers(path: str, checks: Collection[str], validator: Validator) -> list[Waiver]:
     """The waivers of `path` for the known `checks`; `expires` may be quoted text or a YAML
     date (`expires: 2026-12-31` unquoted)."""
     doc = load_yaml(path)  # PyYAML builds dates itself: `expires: 2026-02-30` fails in there, named by line

@@ -14,6 +14,11 @@ import time
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
     from typing import Callable
+    from ..parsers.mountinfo import MountInfo
+    from types import ModuleType
+    from typing import Any
+    from .irqs import IrqAffinity
+    from .services import UnitState
 
 from ..errors import FactError, ParseError
 from ..host.fs import FS, is_network_fstype
@@ -21,7 +26,7 @@ from .defaults import Defaults
 from ..parsers.sysctl_command import find_sysctl_runs
 
 
-def _reader(name: str):
+def _reader(name: str) -> ModuleType:
     """The fact module `name`, imported when a check first asks for its fact: a scan
     loads the readers (and parsers) its checks need, not all of them (issue 22)."""
     module = sys.modules.get(f"{__package__}.{name}")  # per IRQ and per sysctl: skip importlib's lock
@@ -32,7 +37,7 @@ class ScanTimeout(FactError):
     """The scan's wall-clock limit passed: facts not read yet are not read any more."""
 
 
-def _remember(table: dict, key, load: Callable, deadline: float | None = None):
+def _remember(table: dict, key: object, load: Callable, deadline: float | None = None) -> Any:
     """`load()` once per key; a FactError/ParseError is remembered and raised again."""
     if key not in table:
         if deadline is not None and time.monotonic() > deadline:
@@ -177,7 +182,7 @@ class Facts:
     def esxcli(self):
         return _reader("vmware").read_esxcli(self.fs)
 
-    def _in_time(self, what) -> None:
+    def _in_time(self, what: object) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise ScanTimeout(f"scan timed out before {what} was read")
 
@@ -185,16 +190,16 @@ class Facts:
         """proc/sys value of `key`, read once per scan (applicability and checks share it)."""
         return _remember(self._sysctls, key, lambda: _reader("sysctl").read_runtime(self.fs, key), self.deadline)
 
-    def unit_state(self, unit: str):
+    def unit_state(self, unit: str) -> UnitState:
         self._in_time(unit)
         return _reader("services").read_unit_state(self.fs, unit)
 
     def ethtool(self, ifname: str) -> dict:
         return _remember(self._ethtool, ifname, lambda: _reader("ethtool").read_ethtool(self.fs, ifname), self.deadline)
 
-    def affinity(self, irq: int):
+    def affinity(self, irq: int) -> IrqAffinity | None:
         return _remember(self._affinity, irq, lambda: _reader("irqs").read_affinity(self.fs, irq), self.deadline)
 
-    def read_ahead_kb(self, mount) -> int | None:
+    def read_ahead_kb(self, mount: MountInfo) -> int | None:
         self._in_time(f"read_ahead_kb of {mount.mount_point}")
         return _reader("mounts").read_ahead_kb(self.fs, mount)

@@ -52,6 +52,16 @@ from .interfaces import Interface
 from .netdevice import NetDevice, read_net_devices
 from .services import read_unit_state
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class BootScript(Protocol):
+        """What is read here of boot.BootScript (a Protocol: boot.py imports this module)."""
+        source: str
+        mechanism: str
+        text: str
+
 
 class PersistedEthtool(FrozenRecord):
     __slots__ = ("source", "settings", "targets", "problem", "on_add")
@@ -356,7 +366,7 @@ def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
 
 
-def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface]) -> tuple[str, ...]:
+def _script_targets(cmd: EthtoolCommand, script: BootScript, interfaces: dict[str, Interface]) -> tuple[str, ...]:
     """A literal interface reaches itself; a dispatcher script's `$1` the interfaces it runs
     for; another variable, in a script that reads `lower_*` links, the VFs below the
     interfaces it runs for (dispatcher) or names (any other mechanism: a unit's arguments
@@ -379,7 +389,7 @@ def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface
     return ()
 
 
-def _from_scripts(scripts, interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
+def _from_scripts(scripts: list[BootScript], interfaces: dict[str, Interface]) -> list[PersistedEthtool]:
     found = []
     for script in scripts:
         if script.mechanism == "udev":
@@ -389,8 +399,8 @@ def _from_scripts(scripts, interfaces: dict[str, Interface]) -> list[PersistedEt
     return found
 
 
-def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices=None,
-                      outcomes=None) -> list[PersistedEthtool]:
+def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces: dict[str, Interface], devices: dict | None = None,
+                      outcomes: dict | None = None) -> list[PersistedEthtool]:
     """`devices` and `outcomes` (udev per device), when the caller has them already."""
     devices = devices if devices is not None else read_net_devices(fs, interfaces)
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)

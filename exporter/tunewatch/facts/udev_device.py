@@ -19,10 +19,14 @@ from ..errors import TunewatchError
 from ..host.fs import FS
 from .udev import Level, UdevDevice
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
+
 _LINK_ATTRS = ("driver", "subsystem", "module")
 
 
-def sysattr_reader(fs: FS, rel: str):
+def sysattr_reader(fs: FS, rel: str) -> Callable[[str], str | None]:
     def read(attr: str) -> str | None:
         if not attr or attr.startswith("/") or ".." in attr.split("/"):
             return None
@@ -53,7 +57,7 @@ def _level(fs: FS, rel: str) -> Level:
                  sysattr_reader(fs, rel), "/" + rel[len("sys/"):])
 
 
-def sysfs_device(fs: FS, rel: str, action: str = "add", program=None) -> UdevDevice:
+def sysfs_device(fs: FS, rel: str, action: str = "add", program: str | None = None) -> UdevDevice:
     """The device at `rel` (e.g. `sys/devices/virtual/bdi/0:52`, links resolved by the caller)."""
     me = _level(fs, rel)
     parents, up = [], os.path.dirname(rel)
@@ -72,7 +76,7 @@ def sysfs_device(fs: FS, rel: str, action: str = "add", program=None) -> UdevDev
                       test=path_test(fs, rel), **kwargs)
 
 
-def path_test(fs: FS, rel: str):
+def path_test(fs: FS, rel: str) -> Callable[[str], bool | None]:
     """TEST=="path" (udev-rules.c TK_M_TEST): an absolute path under the root, else relative
     to the device; `*/` picks the first entry that has the rest (attr_subst_subdir())."""
     def test(path: str) -> bool | None:

@@ -34,6 +34,10 @@ from .fileio import (
 )
 from .netmounts import NETWORK_FSTYPES, is_network_fstype, network_mount_points
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterator
+
 __all__ = ["FS", "NETWORK_FSTYPES", "is_network_fstype", "INTERRUPTS_MAX_BYTES", "TEXT_MAX_BYTES", "VALUE_MAX_BYTES",
            "SMALL_FILE_BYTES", "decode_text", "read_fd", "read_regular_file"]
 
@@ -331,7 +335,7 @@ class FS:
         data = self.read_bytes(rel, max_bytes)
         return None if data is None else decode_text(data)
 
-    def iter_chunks(self, rel: str, max_bytes: int):
+    def iter_chunks(self, rel: str, max_bytes: int) -> Iterator[bytes] | None:
         """A big file as a stream of chunks of up to 1 MiB (never held whole, never decoded
         here); None if missing. FactError from the iterator past `max_bytes`."""
         fd = self._open(rel)
@@ -340,7 +344,7 @@ class FS:
         return self._chunks(fd, rel, max_bytes)
 
     @staticmethod
-    def _chunks(fd: int, rel: str, max_bytes: int):
+    def _chunks(fd: int, rel: str, max_bytes: int) -> Iterator[bytes]:
         try:
             size = 0
             while chunk := os.read(fd, 1 << 20):

@@ -23,6 +23,10 @@ from ._predict import complete, configured_by
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..facts.interfaces import Interface
+
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
 _REGEX = {"type": "string", "format": "regex"}
 VARS_SCHEMA = {"type": "object", "required": ["patterns"], "additionalProperties": False,
@@ -112,7 +116,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
     return complete(results)
 
 
-def _fix(iface) -> Fix:
+def _fix(iface: Interface) -> Fix:
     # the rule `tunewatch remediate` writes (remediate/nic.py `_irq_udev_rules()`); CPULIST
     # is the runtime check's allowed CPUs, which this kind does not know
     return Fix(file=f"/etc/udev/rules.d/99-tunewatch-irq-affinity-{iface.driver}.rules",

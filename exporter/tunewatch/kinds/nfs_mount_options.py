@@ -12,6 +12,10 @@ from ..facts.mounts import fstab_entry
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target, per_object
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
+
 VARS_SCHEMA = {
     "type": "object", "required": ["options", "source"], "additionalProperties": False,
     "properties": {
@@ -27,7 +31,7 @@ VARS_SCHEMA = {
 }
 
 
-def normalise(pairs, v: dict, with_defaults: bool = True) -> dict[str, str]:
+def normalise(pairs: Iterable[tuple[str, str | None]], v: dict, with_defaults: bool = True) -> dict[str, str]:
     """Options as {key: value}; flags get value "" and negated flags value "off"."""
     flag_aliases, key_aliases = v.get("flag_aliases", {}), v.get("key_aliases", {})
     negations, value_aliases = v.get("negations", {}), v.get("value_aliases", {})
@@ -62,7 +66,7 @@ def _missing(have: dict[str, str], wanted: list[tuple[str, str, str]]) -> list[s
     return problems
 
 
-def _merged(pairs, wanted: list[str], v: dict) -> str:
+def _merged(pairs: Iterable[tuple[str, str | None]], wanted: list[str], v: dict) -> str:
     """The fstab options with every wanted option in, replacing options of the same meaning."""
     want_keys = {key for _option, key, _value in _meanings(wanted, v)}
     kept = [k if val is None else f"{k}={val}" for k, val in pairs
@@ -70,7 +74,7 @@ def _merged(pairs, wanted: list[str], v: dict) -> str:
     return ",".join(kept + wanted)
 
 
-def _pair(option: str):
+def _pair(option: str) -> tuple[str, str | None]:
     return tuple(option.split("=", 1)) if "=" in option else (option, None)
 
 

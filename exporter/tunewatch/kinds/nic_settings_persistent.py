@@ -21,6 +21,12 @@ from ._predict import complete, configured_by
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target, as_number, per_object
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from ..facts.interfaces import Interface
+    from ..facts.defaults import Default
+
 VARS_SCHEMA = {
     "type": "object", "required": ["requirements"], "additionalProperties": False,
     "properties": {
@@ -43,7 +49,7 @@ VARS_SCHEMA = {
 }
 
 
-def _satisfies(value: str, wanted) -> bool:
+def _satisfies(value: str, wanted: Any) -> bool:
     wanted = str(wanted)
     if wanted.startswith("<="):
         got, limit = as_number(value), as_number(wanted[2:].strip())
@@ -53,7 +59,7 @@ def _satisfies(value: str, wanted) -> bool:
     return value == wanted
 
 
-def _script_entries(t: Target, iface) -> list[tuple[str, dict]]:
+def _script_entries(t: Target, iface: Interface) -> list[tuple[str, dict]]:
     """(source, settings) of known start-up programs run by a boot mechanism."""
     found = []
     for spec in t.vars.get("scripts", []):
@@ -71,7 +77,7 @@ def _script_entries(t: Target, iface) -> list[tuple[str, dict]]:
 _OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
 
 
-def _fix(iface, required: dict, missing_keys: list[str]) -> Fix:
+def _fix(iface: Interface, required: dict, missing_keys: list[str]) -> Fix:
     """An ethtool command per group of missing settings, to run at boot for this interface
     (the runtime command too); the persistent file is the consumer's choice (note)."""
     wanted = {k: v for k, v in required.items() if k in missing_keys}
@@ -85,12 +91,12 @@ def _fix(iface, required: dict, missing_keys: list[str]) -> Fix:
                     "[ethtool] setting, a systemd .link file or a udev rule matching its driver")
 
 
-def _target_value(wanted) -> str:
+def _target_value(wanted: Any) -> str:
     wanted = str(wanted)
     return wanted[2:].strip() if wanted.startswith("<=") else wanted
 
 
-def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
+def _requirement(t: Target, iface: Interface, key: str, wanted: Any) -> tuple[object, str]:
     """The runtime form's own requirement: a `<= N` channel count is also at most the
     logical CPUs of the NIC's NUMA node (nic-queue-count's rule)."""
     wanted_s = str(wanted)
@@ -104,7 +110,7 @@ def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
     return wanted, ""
 
 
-def _driver_default(t: Target, iface, key: str):
+def _driver_default(t: Target, iface: Interface, key: str) -> Default | None:
     try:
         host, vcpus = t.facts.host, len(t.facts.topology.online)
     except (FactError, ParseError):

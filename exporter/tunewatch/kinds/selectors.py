@@ -20,6 +20,11 @@ import re
 
 from ..errors import FactError, ParseError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+    from ..parsers.mountinfo import MountInfo
+
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:  # annotations only: importing the fact readers is the scan child's job (issue 22)
     from ..facts.context import Facts
@@ -48,11 +53,11 @@ def _interface_clause(clause: dict, iface: Interface) -> bool:
     return all(_INTERFACE_FIELDS[k](iface, v) for k, v in clause.items())
 
 
-def _mount_clause(clause: dict, mount) -> bool:
+def _mount_clause(clause: dict, mount: MountInfo) -> bool:
     return all(_MOUNT_FIELDS[k](mount, v) for k, v in clause.items())
 
 
-def _selected(selector: dict | None, obj, match) -> bool:
+def _selected(selector: dict | None, obj: Any, match: Callable[[dict, Any], bool]) -> bool:
     if not selector:
         return True
     include = selector.get("include")
@@ -72,7 +77,7 @@ def _reported_driver(facts: Facts, name: str) -> str:
         return ""
 
 
-def _named_deviceless(facts: Facts, iface: Interface, scope: dict | None, objects) -> Interface | None:
+def _named_deviceless(facts: Facts, iface: Interface, scope: dict, objects: tuple[dict | None, ...]) -> Interface | None:
     """`iface` (no device) with its reported driver, when the scope names it and the check's
     objects take it; else None."""
     iface = iface.replace(driver=_reported_driver(facts, iface.name))

@@ -9,13 +9,17 @@ from __future__ import annotations
 from ..results import FAIL, PASS, Fix, ObjectResult
 from .base import Target
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..facts.services import UnitState
+
 VARS_SCHEMA = {"type": "object", "required": ["unit"], "additionalProperties": False,
                "properties": {"unit": {"type": "string", "pattern": r"^[\w@.:-]+\.(service|socket|timer)$"},
                               "allowed": {"type": "array", "items": {"enum": ["masked", "disabled", "not-installed"]},
                                           "minItems": 1}}}
 
 
-def _source(state) -> str:
+def _source(state: UnitState) -> str:
     if state.masked:
         return f"configured by {state.mask_source} (-> /dev/null)"
     if state.enabled:

@@ -60,6 +60,10 @@ from ..kinds.nfs_mount_options import normalise
 from ..remediate import targets
 from ..remediate.hostview import HostView
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
+
 # Per-mount flags (mountinfo field 6, show_mnt_opts() in the kernel); everything else a
 # file system prints (NFS: vers, proto, hard, rsize...) is a super-block option.
 PER_MOUNT_FLAGS = frozenset({"ro", "rw", "noatime", "nodiratime", "relatime", "strictatime", "lazytime",
@@ -119,7 +123,7 @@ class _Export:
 # -- regular expressions (RE2, as goss uses Go's regexp) -----------------------------------
 
 
-def _alternation(words) -> str:
+def _alternation(words: Iterable[str]) -> str:
     words = sorted(set(words), key=lambda w: (-len(w), w))
     return words[0] if len(words) == 1 else "(" + "|".join(words) + ")"
 
@@ -129,18 +133,18 @@ def _sysctl_key_regex(key: str) -> str:
     return "[./]".join(re.escape(part) for part in key.split("."))
 
 
-def _value_regex(value) -> str:
+def _value_regex(value: Any) -> str:
     return r"\s+".join(re.escape(part) for part in str(value).split())
 
 
 # -- kinds -----------------------------------------------------------------------------
 
 
-def _process(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _process(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     return Resource("process", {"comm": sel.vars["process"], "running": False})
 
 
-def _service(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _service(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     unit, allowed = sel.vars["unit"], set(sel.vars.get("allowed", ["masked", "disabled", "not-installed"]))
     if allowed == {"masked", "disabled", "not-installed"}:
         return Resource("service", {"name": unit, "enabled": False})
@@ -150,7 +154,7 @@ def _service(x: _Export, sel: SelectedCheck, obj: ObjectResult):
     return Omitted(f"allows only {', '.join(sorted(allowed))}: goss tells enabled from not enabled, no more")
 
 
-def _sysctl(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _sysctl(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     key, expected = obj.object, sel.vars["settings"][obj.object]
     if sel.vars["source"] == "runtime":
         spec_value = str(expected) if len(str(expected).split()) == 1 else \
@@ -202,7 +206,7 @@ def _option_tests(v: dict, wanted: list[str]) -> list[tuple[str, bool, list[str]
     return tests
 
 
-def _mount(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _mount(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     v = sel.vars
     mount = next((m for m in reversed(x.view.facts.mountinfo) if m.mount_point == obj.object), None)
     if v["source"] == "fstab":
@@ -230,12 +234,12 @@ def _fstab(x: _Export, v: dict, mount_point: str):
     return Resource("file", {"path": x.path("etc/fstab"), "exists": True, "contents": patterns})
 
 
-def _nconnect(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _nconnect(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     return Resource("mount", {"mountpoint": obj.object, "exists": True,
                               "vfs-opts": [f"nconnect={sel.vars['nconnect']}"]})
 
 
-def _readahead(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _readahead(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     mount = next((m for m in reversed(x.view.facts.mountinfo) if m.mount_point == obj.object), None)
     if mount is None:
         return Omitted("mount not found in mountinfo")
@@ -243,7 +247,7 @@ def _readahead(x: _Export, sel: SelectedCheck, obj: ObjectResult):
                              "exists": True, "contents": [f"/^{sel.vars['read_ahead_kb']}$/"]})
 
 
-def _udev(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _udev(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     sub, attr, value = (re.escape(str(sel.vars[k])) for k in ("subsystem", "attribute", "value"))
     rel = obj.actual.rsplit(":", 1)[0] if obj.status == PASS else \
         targets.udev_rule(sel.vars["subsystem"], sel.vars["attribute"])
@@ -252,7 +256,7 @@ def _udev(x: _Export, sel: SelectedCheck, obj: ObjectResult):
                              "contents": [f"/^[^#]*({match}.*{assign}|{assign}.*{match})/"]})
 
 
-def _tuned(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _tuned(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     wanted = sel.vars["profile"]
     active = x.view.facts.tuned
     chain = list(active.chain) if active and wanted in active.chain else [wanted]
@@ -266,7 +270,7 @@ def _tuned(x: _Export, sel: SelectedCheck, obj: ObjectResult):
     return resources
 
 
-def _ethtool_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _ethtool_command(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     if not x.allow_command:
         return Omitted(NEEDS_COMMAND)
     iface = obj.object
@@ -289,7 +293,7 @@ def _ethtool_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
     return Resource("command", {"exec": exec_, "exit-status": 0, "stdout": patterns, "timeout": 10000})
 
 
-def _vsphere_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _vsphere_command(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     """The guest asks vCenter through tunewatch itself (the .vmx and esxcli are not here)."""
     if not (x.allow_command and x.vsphere_config):
         return Omitted(NOT_EXPRESSIBLE[sel.check.kind] + VSPHERE_HINT)
@@ -313,7 +317,7 @@ TEMPLATES = {"process_absent": _process, "service_disabled": _service, "sysctl":
 # -- assembling the gossfile ---------------------------------------------------------------
 
 
-def _add(x: _Export, check: str, title: str, obj: ObjectResult, made) -> None:
+def _add(x: _Export, check: str, title: str, obj: ObjectResult, made: Callable[..., Any]) -> None:
     for n, res in enumerate(made if isinstance(made, list) else [made]):
         spec = dict(res.spec)
         if x.files_in_root and res.type in RUNTIME_TYPES:

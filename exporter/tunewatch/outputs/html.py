@@ -32,6 +32,10 @@ from ..content.references import cite
 from . import runbook as runbook_md
 from .report import to_dict
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..content.catalog import Check, Content
+
 _ORDER = {"fail": 0, "error": 1, "waived": 2, "pass": 3, "notapplicable": 4}
 _SEVERITY = {"high": 0, "medium": 1, "low": 2}
 _STATUSES = ("fail", "error", "waived", "pass", "notapplicable")
@@ -168,7 +172,7 @@ def _table(rows: str, fix_column: bool = True) -> str:
             f"<th>actual</th><th>finding</th>{fix}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table></div>")
 
 
-def _about(check, runbook: str | None, cid: str, sections: dict[str, str]) -> str:
+def _about(check: Check, runbook: str | None, cid: str, sections: dict[str, str]) -> str:
     parts = []
     if check is not None:
         parts.append(f"<p>{_words(check.description)}</p>")
@@ -188,7 +192,7 @@ def _about(check, runbook: str | None, cid: str, sections: dict[str, str]) -> st
     return f'<div class="about">{"".join(parts)}</div>' if parts else ""
 
 
-def _check_section(r: dict, check, runbook: str | None, sections: dict[str, str]) -> str:
+def _check_section(r: dict, check: Check, runbook: str | None, sections: dict[str, str]) -> str:
     cid = r["check"]
     shown = [o for o in r["objects"] if o["status"] not in ("pass", "notapplicable")]
     quiet = [o for o in r["objects"] if o["status"] in ("pass", "notapplicable")]
@@ -236,7 +240,7 @@ def _fix_first(results: list[dict], runbook: str | None, d: dict) -> str:
             + "\n".join(items) + "\n</ol></section>")
 
 
-def render_html(result: ScanResult, content=None, runbook_url: str | None = None) -> str:
+def render_html(result: ScanResult, content: Content = None, runbook_url: str | None = None) -> str:
     d = to_dict(result)
     runbook = runbook_url or None  # a published runbook; else each section is embedded
     sections = {} if runbook else runbook_md.load_sections()

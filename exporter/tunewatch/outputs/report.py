@@ -7,6 +7,10 @@ import json
 
 from ..results import ScanResult
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..results import ObjectResult
+
 
 def to_dict(result: ScanResult) -> dict:
     host = result.host
@@ -24,7 +28,7 @@ def to_dict(result: ScanResult) -> dict:
     }
 
 
-def _object_dict(o) -> dict:
+def _object_dict(o: ObjectResult) -> dict:
     d = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual, "message": o.message}
     if o.predicted is not None:
         d["predicted"], d["source"] = o.predicted, o.source

@@ -14,6 +14,12 @@ import json
 
 from ..results import ScanResult
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Iterable
+    from ..results import Fix, ObjectResult
+    from ..results import CheckResult
+
 MAX_GROUPS = 8  # per check, without verbose
 MAX_NAMES = 12  # object names listed for one fix
 _COLOURS = {"pass": "32", "fail": "31", "error": "35", "waived": "36", "notapplicable": "90"}
@@ -36,7 +42,7 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
 
-def _fix_text(fix) -> str:
+def _fix_text(fix: Fix) -> str:
     if fix is None:
         return ""
     parts = []
@@ -51,7 +57,7 @@ def _fix_text(fix) -> str:
     return "; ".join(parts)
 
 
-def _names(objects) -> str:
+def _names(objects: Iterable[ObjectResult]) -> str:
     """eth1/irq45, eth1/irq46 ... as "eth1: irq45, irq46" (the NIC once)."""
     by_base: dict[str, list[str]] = {}
     for o in objects:
@@ -76,7 +82,7 @@ def _groups(objects):
     return [(key[0], _fix_text(objs[0].fix), objs) for key, objs in groups.items()]
 
 
-def _object_lines(r, width: int, verbose: bool, paint) -> list[str]:
+def _object_lines(r: CheckResult, width: int, verbose: bool, paint: Callable[[str, str], str]) -> list[str]:
     shown = [o for o in r.objects if verbose or o.status != "pass"]
     groups = _groups(shown)
     lines = []
@@ -97,7 +103,7 @@ def _object_lines(r, width: int, verbose: bool, paint) -> list[str]:
     return lines
 
 
-def _headed(status: str, text: str, width: int, paint) -> list[str]:
+def _headed(status: str, text: str, width: int, paint: Callable[[str, str], str]) -> list[str]:
     """A check line: the status in its column, the text wrapped and indented under itself."""
     pad = " " * _STATUS_WIDTH
     wrapped = _wrap(text, width, pad, pad)

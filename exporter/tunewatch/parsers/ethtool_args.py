@@ -22,6 +22,10 @@ from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import logical_lines
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
+
 _SECTIONS = {"-L": "channels", "--set-channels": "channels", "-G": "rings", "--set-ring": "rings",
              "-C": "coalesce", "--coalesce": "coalesce", "-K": "features", "--features": "features",
              "--offload": "features"}
@@ -81,7 +85,7 @@ class EthtoolCommand(FrozenRecord):
         self.problem = problem
 
 
-def suggest(word: str, names) -> str | None:
+def suggest(word: str, names: Iterable[str]) -> str | None:
     """The table name a misspelt word was meant to be (`rx-usec` -> `rx-usecs`)."""
     import difflib  # here: only a misspelt word needs it, and every scan imports this module
     close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.75)

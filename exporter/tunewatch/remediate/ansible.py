@@ -19,6 +19,11 @@ from .steps import (
     Plan, WriteFile, change_lines,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
+    from .steps import Step
+
 ROOT = "{{ tunewatch_root }}"
 LIVE = "tunewatch_root == ''"
 COPY = "tunewatch_root != ''"
@@ -73,7 +78,7 @@ def _python_re(ere: str) -> str:
     return ere.replace("[:space:]", r"\s")
 
 
-def _quote(words) -> str:
+def _quote(words: Iterable[str]) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -88,7 +93,7 @@ def _directory(path: str) -> dict:
                                                                      "mode": "0755"}, "tags": [PERSISTENT]}
 
 
-def _tasks(step) -> list[dict]:
+def _tasks(step: Step) -> list[dict]:
     a = step.action
     name = f"[{step.phase}] {step.check} {step.object}: {' '.join(step.summary.split())}"
     if isinstance(a, Command):

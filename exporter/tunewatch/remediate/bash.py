@@ -23,6 +23,11 @@ from .steps import (
     Plan, WriteFile, change_lines,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .steps import Step
+    from .steps import Action
+
 GUARD = r'''
 # The scan saw one host at one boot: runtime values and IRQ numbers belong to that boot, and
 # files to that host. Refuse anything else (read under TUNEWATCH_ROOT when it is set).
@@ -184,7 +189,7 @@ def _q(text: str) -> str:
     return shlex.quote(text)
 
 
-def _line(action) -> str:
+def _line(action: Action) -> str:
     if isinstance(action, Command):
         return f"tw_run {_q(action.probe or 'false')} {_q(action.want or '')} {' '.join(_q(a) for a in action.argv)}"
     if isinstance(action, PinIrqs):

@@ -25,6 +25,12 @@ from .steps import (
     MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, IniSet, Note, PinIrqs, Step, WriteFile,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..content.catalog import SelectedCheck
+    from ..results import CheckResult
+    from typing import Iterator
+
 ETHTOOL = "/usr/sbin/ethtool"
 SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
 SECTION_QUERY = {"channels": "-l", "rings": "-g", "coalesce": "-c", "features": "-k"}
@@ -42,7 +48,7 @@ def _probe(section: str, iface: str, key: str) -> str:
     return f"tw_ethtool_value {SECTION_QUERY[section]} {iface} {shlex.quote(label)}"
 
 
-def nic_channels(ctx: Context, sel, result):
+def nic_channels(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in _failed(result):
         kind = next((s.name.split(".")[1] for s in obj.settings if s.name.startswith("channels.")
                      and s.name != "channels.limit"), "combined")
@@ -51,7 +57,7 @@ def nic_channels(ctx: Context, sel, result):
                    Command(("ethtool", "-L", obj.object, kind, limit), _probe("channels", obj.object, kind), limit))
 
 
-def nic_ethtool(ctx: Context, sel, result):
+def nic_ethtool(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     section = sel.vars["section"]
     for obj in _failed(result):
         data = ctx.facts.ethtool(obj.object).get(section) or {}
@@ -65,7 +71,7 @@ def nic_ethtool(ctx: Context, sel, result):
                    Command(("ethtool", SECTION_OPTION[section], obj.object, *words), probe, " ".join(wrong.values())))
 
 
-def _required(sel, driver: str | None) -> dict[str, str]:
+def _required(sel: SelectedCheck, driver: str | None) -> dict[str, str]:
     required: dict[str, str] = {}
     for req in sel.vars["requirements"]:
         if driver in req["drivers"]:
@@ -144,7 +150,7 @@ def _wicked_assignments(existing: str, iface: str, settings: dict[str, str], sou
                                                   for n, c in enumerate(commands[1:], 1)]
 
 
-def nic_settings_persistent(ctx: Context, sel, result):
+def nic_settings_persistent(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in _failed(result):
         iface = ctx.interface(obj.object)
         settings = _required(sel, iface.driver if iface else None)
@@ -193,7 +199,7 @@ def nic_settings_persistent(ctx: Context, sel, result):
 # -- IRQs -----------------------------------------------------------------------------------------
 
 
-def irq_placement(ctx: Context, sel, result):
+def irq_placement(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     """Pin each data IRQ of a failing NIC to one allowed CPU, round robin (fixes spread too).
     The step names the NIC, the CPUs and the control-vector patterns, never IRQ numbers: it
     finds the IRQs where and when it runs."""
@@ -216,7 +222,7 @@ def _escape_for_exec(text: str) -> str:
     return text.replace("%", "%%").replace("$", "$$")
 
 
-def _irq_unit(sel, iface, cpus: str, control: str):
+def _irq_unit(sel: SelectedCheck, iface: Interface, cpus: str, control: str) -> Iterator[Step]:
     """An enabled unit pinning a NIC with a stable name (not a VF) at boot."""
     unit = f"tunewatch-irq-affinity-{iface.name}.service"
     yield Step(sel.check.id, iface.name, PERSISTENT, f"unit {unit}: runs /{IRQ_SCRIPT} for {iface.name} at boot",
@@ -229,7 +235,7 @@ def _irq_unit(sel, iface, cpus: str, control: str):
     yield Step(sel.check.id, iface.name, PERSISTENT, f"systemctl enable {unit}", EnableUnit(unit))
 
 
-def _irq_udev_rules(sel, groups: dict[tuple[str, str], list], control: str):
+def _irq_udev_rules(sel: SelectedCheck, groups: dict[tuple[str, str], list], control: str) -> Iterator[Step]:
     """Accelerated Networking VFs: a udev rule per VF driver, run for each VF when it appears
     (at boot and when Azure hot-adds it again after host maintenance), whatever its name:
     `DRIVERS==` matches the VF's PCI parent (udev(7)), `%k` is the VF. Pinning the hv_netvsc
@@ -249,7 +255,7 @@ def _irq_udev_rules(sel, groups: dict[tuple[str, str], list], control: str):
             f"RUN+=\"/{IRQ_SCRIPT} {cpus} %k '{control}'\"")))
 
 
-def irq_affinity_persistent(ctx: Context, sel, result):
+def irq_affinity_persistent(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     runtime = next((s for s in ctx.view.profile.checks if s.check.kind == "irq_affinity"), None)
     t = ctx.target(runtime) if runtime else None
     control = _escape_for_exec("|".join(runtime.vars.get("control_irq_patterns", [])) or "^$") if runtime else ""

@@ -129,7 +129,7 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
                       {cpu: n for n, cpus in nodes.items() for cpu in cpus})
 
 
-def _send(fd: int, item) -> None:
+def _send(fd: int, item: object) -> None:
     import pickle
     import struct
 

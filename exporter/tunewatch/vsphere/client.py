@@ -23,6 +23,10 @@ from typing import Callable, TypeVar
 from ..errors import FactError
 from .config import VsphereConfig
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 T = TypeVar("T")
 # Host advanced options read from the OptionManager (the esxi-* checks).
 HOST_OPTIONS = ("Net.NetNetqRxQueueFeatPairEnable",)
@@ -151,7 +155,7 @@ class Session:
             self._si = None
 
     # -- reads -------------------------------------------------------------------------
-    def _collect(self, vimtype, props: list[str], objs=None) -> list[tuple[object, dict]]:
+    def _collect(self, vimtype: Any, props: list[str], objs: Any = None) -> list[tuple[object, dict]]:
         from pyVmomi import vmodl
         content = self._si.RetrieveContent()
         pc = content.propertyCollector
@@ -189,7 +193,7 @@ class Session:
                     for ref, p in rows if not p.get("config.template")]
         return self.call(read, " (list VMs)")
 
-    def read_vm(self, ref) -> VmFacts:
+    def read_vm(self, ref: Any) -> VmFacts:
         from pyVmomi import vim
 
         def read():
@@ -207,7 +211,7 @@ class Session:
                            tuple(sorted(nics)), p.get("runtime.host"))
         return self.call(read, " (read VM)")
 
-    def read_host(self, ref) -> HostFacts:
+    def read_host(self, ref: Any) -> HostFacts:
         from pyVmomi import vim
 
         def read():
@@ -237,7 +241,7 @@ def _ethernet_index(unit: int | None, key: int, position: int) -> int:
     return position  # a key outside the usual range: the order of the device list
 
 
-def _virtual_dev(dev) -> str:
+def _virtual_dev(dev: Any) -> str:
     """The VMX `ethernetN.virtualDev` value of a device type (VirtualVmxnet3 -> vmxnet3)."""
     name = type(dev).__name__.rsplit(".", 1)[-1]
     return {"VirtualVmxnet3": "vmxnet3", "VirtualVmxnet3Vrdma": "vrdma", "VirtualE1000e": "e1000e",
@@ -245,7 +249,7 @@ def _virtual_dev(dev) -> str:
             "VirtualSriovEthernetCard": "sriov"}.get(name, name.replace("Virtual", "").lower())
 
 
-def _path(name: str, parent, tree: dict) -> str:
+def _path(name: str, parent: Any, tree: dict) -> str:
     parts = [name]
     for _ in range(64):  # folders nest; a bound, not a real limit
         if parent is None or parent._moId not in tree:

@@ -38,6 +38,10 @@ from ..errors import FactError
 from .client import _explain, _ssl_context, match_names, run_with_deadline
 from .config import VsphereConfig
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 VM_TYPE = "VirtualMachine"
 MAX_ANSWER = 16 << 20  # bytes of one JSON answer; a bound, not a real limit
 SESSION_HEADER = "vmware-api-session-id"
@@ -105,7 +109,7 @@ class RestSession:
         self._conn = http.client.HTTPSConnection(cfg.host, cfg.port, timeout=cfg.timeout,
                                                  context=_ssl_context(cfg))
 
-    def _request(self, method: str, path: str, body=None, login: bool = False):
+    def _request(self, method: str, path: str, body: dict | None = None, login: bool = False) -> Any:
         headers = {"Accept": "application/json"}
         if login:
             pair = f"{self.cfg.username}:{self.cfg.password}".encode("utf-8")
