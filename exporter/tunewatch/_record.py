@@ -15,7 +15,7 @@ from __future__ import annotations
 
 
 class Record:
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
     _norepr: tuple[str, ...] = ()
 
     def _fields(self) -> tuple:
@@ -26,7 +26,7 @@ class Record:
             return self._fields() == other._fields()
         return NotImplemented
 
-    __hash__ = None  # mutable, as a dataclass with eq and without frozen
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq and without frozen
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if name not in self._norepr)
@@ -46,5 +46,5 @@ class Record:
 class FrozenRecord(Record):
     __slots__ = ()
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # type: ignore[override]  # Record is unhashable (None), this one is not
         return hash(self._fields())

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..content.waivers import Waiver
 
 
-def add_parser(subparsers: _SubParsersAction[ArgumentParser], scan_args: Callable[[ArgumentParser], None]) -> None:
+def add_parser(subparsers: _SubParsersAction, scan_args: Callable[[ArgumentParser], None]) -> None:
     p = subparsers.add_parser("export", help="export the profile for another tool (goss)")
     p.add_argument("target", choices=("goss",), help="goss: a gossfile of what goss can express")
     scan_args(p)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 
-class _LazyWidth:
+class _LazyWidth(argparse.HelpFormatter):
     def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
         self._asked = (max_help_position, width)
         self._sizes = None
@@ -47,4 +47,4 @@ class ArgumentParser(argparse.ArgumentParser):
             formatter_class = HelpFormatter
         elif formatter_class is argparse.RawDescriptionHelpFormatter:
             formatter_class = RawDescriptionHelpFormatter
-        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)  # type: ignore[misc]  # by keyword only

@@ -93,8 +93,9 @@ def cmd_paths(args: Namespace) -> int:
         if found is None:
             raise ContentError(name, "not shipped with this installation")
         print(found if args.names else f"{name:11} {found}")
-    if not args.names and shipped_dir("docs"):
-        print(f"{'runbook':11} {os.path.join(shipped_dir('docs'), 'runbook.md')}")
+    docs = shipped_dir("docs")
+    if not args.names and docs:
+        print(f"{'runbook':11} {os.path.join(docs, 'runbook.md')}")
     return 0
 
 

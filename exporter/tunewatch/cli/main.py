@@ -102,13 +102,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_scan(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_scan(sub: _SubParsersAction) -> None:
     p = sub.add_parser("scan", help="scan this host (or a snapshot) and report per check and object")
     _scan_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the report to FILE (prometheus: atomically, for node_exporter's textfile collector, "
-                        f"e.g. {TEXTFILE_PATH})").complete = FILE  # type: ignore[attr-defined]
+                        f"e.g. {TEXTFILE_PATH})").complete = FILE
     p.add_argument("--exit-code", dest="exit_code", action="store_true",
                    help="prometheus with --output: exit 2 when a check fails or errors, as the other formats do "
                         "(default: exit 0 once the file is written, so a systemd timer does not report a failure)")
@@ -118,7 +118,7 @@ def _add_scan(sub: _SubParsersAction[ArgumentParser]) -> None:
     for fmt in FORMATS:
         p.add_argument(f"--output-{fmt}", dest="report", action="append", metavar="FILE",
                        type=lambda path, fmt=fmt: (fmt, path), help=f"same as --report {fmt}=FILE"
-                       ).complete = FILE  # type: ignore[attr-defined]
+                       ).complete = FILE
     p.add_argument("--runbook-url", metavar="URL", default=os.environ.get("TUNEWATCH_RUNBOOK_URL") or None,
                    help="html: link each check to URL#<check id>, the published runbook (default: "
                         "$TUNEWATCH_RUNBOOK_URL; without either the report embeds each check's runbook section)")
@@ -134,7 +134,7 @@ def _add_scan(sub: _SubParsersAction[ArgumentParser]) -> None:
     vsphere_arguments(p, "scan")
 
 
-def _add_collect(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_collect(sub: _SubParsersAction) -> None:
     p = sub.add_parser("collect", help="write a snapshot of this host's facts to DIR")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--verbose", "-v", action="store_true", help="list every file skipped (default: one summary line)")
@@ -144,7 +144,7 @@ def _add_collect(sub: _SubParsersAction[ArgumentParser]) -> None:
     vsphere_arguments(p, "collect")
 
 
-def _add_serve(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_serve(sub: _SubParsersAction) -> None:
     p = sub.add_parser("serve", help="Prometheus exporter: scan in the background, serve /metrics")
     _scan_args(p)
     from ..serve.options import add_serve_arguments  # light: no web stack for the other commands
@@ -154,33 +154,33 @@ def _add_serve(sub: _SubParsersAction[ArgumentParser]) -> None:
     vsphere_arguments(p, "serve")
 
 
-def _add_checks(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_checks(sub: _SubParsersAction) -> None:
     p = sub.add_parser("checks", help="list checks, or explain the ones named")
     p.add_argument("ids", nargs="*", metavar="CHECK")
     p.add_argument("--verbose", "-v", action="store_true", help="show rationale, parameters and references")
     _content_args(p)
 
 
-def _add_profiles(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_profiles(sub: _SubParsersAction) -> None:
     p = sub.add_parser("profiles", help="list profiles, or show the checks and parameters of one")
     p.add_argument("ids", nargs="*", metavar="PROFILE")
     _content_args(p)
 
 
-def _add_validate_content(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_validate_content(sub: _SubParsersAction) -> None:
     p = sub.add_parser("validate-content", help="load and validate all content (and tailoring/waiver files)")
     p.add_argument("--tailoring", metavar="FILE")
     p.add_argument("--waivers", metavar="FILE")
     _content_args(p)
 
 
-def _add_paths(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_paths(sub: _SubParsersAction) -> None:
     p = sub.add_parser("paths", help="print where the shipped checks, rules, dashboards and docs are")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help=f"print only these paths, one a line ({', '.join(SHIPPED)})")
 
 
-def _add_completion(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_completion(sub: _SubParsersAction) -> None:
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)",
                        epilog="bash: tunewatch completion bash > /etc/bash_completion.d/tunewatch\n"
                               "zsh:  tunewatch completion zsh > \"${fpath[1]}/_tunewatch\"",
@@ -190,12 +190,12 @@ def _add_completion(sub: _SubParsersAction[ArgumentParser]) -> None:
     p.set_defaults(build_parser=build_parser)  # info.py's cmd_completion: info imports nothing of main
 
 
-def _add_export(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_export(sub: _SubParsersAction) -> None:
     from . import export
     export.add_parser(sub, _scan_args)
 
 
-def _add_remediate(sub: _SubParsersAction[ArgumentParser]) -> None:
+def _add_remediate(sub: _SubParsersAction) -> None:
     from ..remediate import command as remediate
     remediate.add_parser(sub, _scan_args)
 

@@ -82,7 +82,7 @@ def file_name(directory: str) -> str:
 def content_key(directory: str, cache_format: int, version: str, kinds: ModuleType, files: list[str]) -> str | None:
     """The key for the content in `directory`: the kinds' sources, its schemas and `files`."""
     try:
-        kinds_files = kinds_sources(os.path.dirname(os.path.abspath(kinds.__file__)))
+        kinds_files = kinds_sources(os.path.dirname(os.path.abspath(str(kinds.__file__))))
         schema_dir = os.path.join(directory, "schema")
         schemas = [os.path.join(schema_dir, n) for n in sorted(os.listdir(schema_dir))]
     except OSError:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .waivers import Waiver
     from typing import Iterable
     from _hashlib import HASH
+    from jsonschema.protocols import Validator
 
 CACHE_FORMAT = 4  # 2: checks/defaults; 3: checks/references.yaml too; 4: file identities as the key
 
@@ -184,7 +185,7 @@ def cache_dir() -> str:
 class Content:
     def __init__(self, directory: str | None = None, use_cache: bool = True):
         self.directory = directory or default_content_dir()
-        self._validator_table = None
+        self._validator_table: dict[str, Validator] | None = None
         self._vars_checked = False  # every profile's merged vars passed the kinds' schemas
         self.checks: dict[str, Check] = {}
         self.profiles: dict[str, Profile] = {}
@@ -284,7 +285,7 @@ class Content:
 
     # -- loading ---------------------------------------------------------------------
     @property
-    def _validators(self) -> dict:
+    def _validators(self) -> dict[str, Validator]:
         if self._validator_table is None:
             self._validator_table = load_schemas(os.path.join(self.directory, "schema"))
         return self._validator_table

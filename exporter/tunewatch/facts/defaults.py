@@ -81,7 +81,7 @@ class Defaults:
         for e in entries:  # a distribution's own entry first
             d = e.get("distribution")
             if d and os_id in d["os_id"] and kernel and _in_range(kernel, d):
-                return e, f"{os_id} kernel {host.kernel}"
+                return e, f"{os_id} kernel {host.kernel if host else 'unknown'}"
         for e in entries:
             if e.get("distribution"):
                 continue

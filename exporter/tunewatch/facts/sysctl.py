@@ -216,7 +216,7 @@ def _late_modules(files: _Files, modules: ModulesBoot | None, module_params: dic
             continue
         keys = {k for p, k in module_params.items() if p.split(".", 1)[0] == module}
         base = {k: v for k, v in options.items() if k in keys}
-        consumers = []
+        consumers: list[Consumer] = []
         for hook in (h for h in hooks if h.module == module):
             values = dict(consumers[-1].values) if consumers else dict(base)
             consumers.append(_hook_consumer(files, hook, values, dropins, conf_is_file))
@@ -242,7 +242,7 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     after_systemd = files.apply(options, dropins)
     if not read_unit_state(fs, "systemd-sysctl.service").masked:
         consumers.append(Consumer("systemd-sysctl", after_systemd))
-    if _tuned_runs(fs, tuned):
+    if tuned is not None and _tuned_runs(fs, tuned):
         values = dict(after_systemd)
         values.update({k: ConfiguredValue(" ".join(v.split()), f"tuned profile {tuned.name} ({src})")
                        for k, (v, src) in tuned.sysctl.items()})

@@ -21,7 +21,9 @@ from .udev import Level, UdevDevice
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Any, Callable
+
+    from .udev import ProgramResult
 
 _LINK_ATTRS = ("driver", "subsystem", "module")
 
@@ -57,7 +59,7 @@ def _level(fs: FS, rel: str) -> Level:
                  sysattr_reader(fs, rel), "/" + rel[len("sys/"):])
 
 
-def sysfs_device(fs: FS, rel: str, action: str = "add", program: str | None = None) -> UdevDevice:
+def sysfs_device(fs: FS, rel: str, action: str = "add", program: Callable[[str], ProgramResult] | None = None) -> UdevDevice:
     """The device at `rel` (e.g. `sys/devices/virtual/bdi/0:52`, links resolved by the caller)."""
     me = _level(fs, rel)
     parents, up = [], os.path.dirname(rel)
@@ -71,7 +73,7 @@ def sysfs_device(fs: FS, rel: str, action: str = "add", program: str | None = No
         props["SUBSYSTEM"] = me.subsystem
     values = {"KERNEL": me.kernel, "SUBSYSTEM": me.subsystem, "DRIVER": me.driver, "DEVPATH": me.devpath,
               **{f"ENV{{{k}}}": v for k, v in props.items()}}
-    kwargs = {"program": program} if program is not None else {}
+    kwargs: dict[str, Any] = {"program": program} if program is not None else {}
     return UdevDevice(values, me.attr, (me, *parents), action=action, has_devnode="MAJOR" in props,
                       test=path_test(fs, rel), **kwargs)
 

@@ -37,6 +37,7 @@ from .netmounts import NETWORK_FSTYPES, is_network_fstype, network_mount_points
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterator
+    from typing import Any
 
 __all__ = ["FS", "NETWORK_FSTYPES", "is_network_fstype", "INTERRUPTS_MAX_BYTES", "TEXT_MAX_BYTES", "VALUE_MAX_BYTES",
            "SMALL_FILE_BYTES", "decode_text", "read_fd", "read_regular_file"]
@@ -45,7 +46,7 @@ _MAX_LINK_HOPS = 40
 
 LINK, REGULAR, OTHER = 1, 2, 3  # entry types a directory listing keeps
 ABSENT = 0  # a name the listing of its directory, taken earlier in this scan, lacks
-_UNREAD = object()  # not in FS._small: not read yet in this scan
+_UNREAD: Any = object()  # not in FS._small: not read yet in this scan
 SMALL_FILE_BYTES = 64 << 10  # files up to this size are kept for the scan once read
 
 
@@ -148,7 +149,7 @@ class FS:
 
     def _refuse_network(self, parts: list[str] | tuple[str, ...], rel: str) -> None:
         network = self.network_mounts
-        if network and parts[-1] in self._network_names:  # cheap test first: a name of a mount point
+        if network and parts[-1] in self._network_names:  # type: ignore[operator]  # set with network_mounts  # cheap test first: a name of a mount point
             key = "/".join(parts)
             if key in network:
                 raise FactError(f"{rel}: on a network file system ({network[key]} at mount point /{key}); "

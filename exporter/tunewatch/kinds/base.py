@@ -55,7 +55,7 @@ class Target(Record):
         return select_mounts(self.facts, self.scope.get("mounts"), self.objects.get("mounts"))
 
 
-def per_object(items: Iterable[Any], name: Callable[[Any], str], evaluate_one: Callable[[Any], ObjectResult | None]) -> list[ObjectResult]:
+def per_object(items: Iterable[Any], name: Callable[[Any], str], evaluate_one: Callable[[Any], ObjectResult]) -> list[ObjectResult]:
     """Evaluate objects one by one; an unreadable fact costs only that object."""
     results = []
     for item in items:

@@ -15,6 +15,7 @@ from .base import Target, per_object
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterable
+    from typing import Any
 
 VARS_SCHEMA = {
     "type": "object", "required": ["options", "source"], "additionalProperties": False,
@@ -75,7 +76,8 @@ def _merged(pairs: Iterable[tuple[str, str | None]], wanted: list[str], v: dict)
 
 
 def _pair(option: str) -> tuple[str, str | None]:
-    return tuple(option.split("=", 1)) if "=" in option else (option, None)
+    key, sep, value = option.partition("=")
+    return (key, value) if sep else (option, None)
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
@@ -101,10 +103,10 @@ def evaluate(t: Target) -> list[ObjectResult]:
             pairs, where = tuple(mount.mount_options) + tuple(mount.super_options), "mountinfo"
         problems = _missing(normalise(pairs, t.vars), meanings)
         actual = ",".join(k if v is None else f"{k}={v}" for k, v in pairs)
-        boot = dict(predicted=actual, source=f"configured by {where}") if fstab else {}
+        boot: dict[str, Any] = dict(predicted=actual, source=f"configured by {where}") if fstab else {}
         if problems:
             fix = (Fix(file="/etc/fstab", change=f"{entry.spec} {entry.file} {entry.vfstype} "
-                       f"{_merged(pairs, wanted, t.vars)} {entry.freq} {entry.passno}") if fstab else
+                       f"{_merged(pairs, wanted, t.vars)} {entry.freq} {entry.passno}") if fstab and entry else
                    Fix(command=f"umount {mount.mount_point} && mount {mount.mount_point}",
                        note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))
             return ObjectResult(mount.mount_point, FAIL, want, "; ".join(problems),

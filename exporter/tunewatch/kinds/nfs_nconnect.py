@@ -86,7 +86,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             return ObjectResult(mount.mount_point, PASS, want, f"nconnect={value}",
                                 f"{mount.mount_point} uses {value} TCP connections ({where})", setting, **boot)
         shown = f"nconnect={value}" if value else "no nconnect (1 connection)"
-        if fstab:
+        if fstab and entry is not None:  # None returned above
             opts = [k if v is None else f"{k}={v}" for k, v in entry.options if k != "nconnect"]
             fix = Fix(file="/etc/fstab", change=f"{entry.spec} {entry.file} {entry.vfstype} "
                       f"{','.join(opts + [f'nconnect={wanted}'])} {entry.freq} {entry.passno}")

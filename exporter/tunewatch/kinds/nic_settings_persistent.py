@@ -119,7 +119,7 @@ def _driver_default(t: Target, iface: Interface, key: str) -> Default | None:
         device = t.facts.ethtool(iface.name)
     except (FactError, ParseError):
         device = None
-    return t.facts.defaults.lookup(iface.driver, key, host, vcpus, device)
+    return t.facts.defaults.lookup(iface.driver or "", key, host, vcpus, device)
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
@@ -167,7 +167,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                     missing.append(f"{key} (not configured for boot; the driver default is unknown)")
             predicted.append(f"{key}={value}")
             sources.append(f"{key}: {source}" if len(judged) > 1 else source)
-        boot = dict(predicted="; ".join(predicted) if len(judged) > 1 else predicted[0].split("=", 1)[1],
+        boot: dict[str, Any] = dict(predicted="; ".join(predicted) if len(judged) > 1 else predicted[0].split("=", 1)[1],
                     source="; ".join(sources))
         if not missing:
             note = f" ({'; '.join(dict.fromkeys(assumed))})" if assumed else ""

@@ -90,13 +90,13 @@ def _named_deviceless(facts: Facts, iface: Interface, scope: dict, objects: tupl
 
 def select_interfaces(facts: Facts, scope: dict | None = None, *objects: dict | None) -> list[Interface]:
     """Interfaces the scope (first) and the check's `objects` selectors take, in name order."""
-    by_name = bool(scope) and any("name" in c for c in scope.get("include") or [])
+    by_name = scope is not None and any("name" in c for c in scope.get("include") or [])
     found = []
     for iface in facts.interfaces.values():
         if iface.driver is not None:
             if all(_selected(s, iface, _interface_clause) for s in (scope, *objects)):
                 found.append(iface)
-        elif by_name:  # only a scope naming interfaces reaches device-less ones
+        elif by_name and scope is not None:  # only a scope naming interfaces reaches device-less ones
             named = _named_deviceless(facts, iface, scope, objects)
             if named is not None:
                 found.append(named)

@@ -69,14 +69,15 @@ def _default(t: Target, boot: BootSysctl, key: str) -> Default | None:
     return t.facts.defaults.lookup(module, key, host)
 
 
-def _unset(t: Target, boot: BootSysctl, key: str, expected: Any, setting: ConfiguredValue | None) -> ObjectResult:
+def _unset(t: Target, boot: BootSysctl, key: str, expected: Any, setting: list[Setting]) -> ObjectResult:
     """Nothing sets the key at boot: judge the default the kernel or module comes back with."""
     late = boot.late_module(key)
     hint, never = "", None
     in_conf = boot.sysctl_conf.get(key)
     sysctl_source = next((v for c in boot.consumers for v in [c.values.get(key)] if v is not None), None)
-    if late is not None and (sysctl_source or in_conf):
-        where = (sysctl_source or in_conf).source
+    origin = sysctl_source or in_conf
+    if late is not None and origin is not None:
+        where = origin.source
         never = f"{where} sets {key} but never reaches it: {late.why}"
         hint = f"; {never}"
     elif in_conf and not boot.sysctl_conf_linked:

@@ -34,6 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..host.fs import FS
     from ..parsers.mountinfo import MountInfo
+    from ..facts.udev_files import RulesFile
 
 VARS_SCHEMA = {
     "type": "object", "required": ["subsystem", "attribute", "value"], "additionalProperties": False,
@@ -95,7 +96,7 @@ def _kernel_default(t: Target, mount: MountInfo) -> tuple[int | None, str]:
 def _bdi_device(t: Target, mount: MountInfo, items: list[tuple[str, str, str, int]], used: list[str]) -> udev.UdevDevice:
     bdi = f"{mount.major}:{mount.minor}"
 
-    def program(cmd: str) -> tuple[str, str] | None:
+    def program(cmd: str) -> tuple[bool, str | None] | None:
         words = cmd.split()
         if words and os.path.basename(words[0]) == "nfsrahead":
             value, where = nfsrahead_value(items, mount.fstype)
@@ -107,7 +108,7 @@ def _bdi_device(t: Target, mount: MountInfo, items: list[tuple[str, str, str, in
                            sysattr_reader(t.facts.fs, f"sys/class/bdi/{bdi}"), program=program)
 
 
-def _fix(t: Target, mount: MountInfo, attr: str, want: str, files: list[str]) -> Fix:
+def _fix(t: Target, mount: MountInfo, attr: str, want: str, files: list[RulesFile]) -> Fix:
     vendor = [f for f in files if f.source.endswith("/99-nfs.rules") and "nfsrahead" in f.text]
     if vendor and attr == "read_ahead_kb":
         key = mount.fstype if mount.fstype in ("nfs", "nfs4") else "default"

@@ -225,7 +225,7 @@ def _mount(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omit
     return Resource("mount", spec)
 
 
-def _fstab(x: _Export, v: dict, mount_point: str):
+def _fstab(x: _Export, v: dict, mount_point: str) -> Resource:
     line = rf"^\s*\S+\s+{re.escape(mount_point.rstrip('/') or '/')}/?\s+\S+\s+(\S*,)?"
     patterns = []
     for _option, present, spellings in _option_tests(v, list(v["options"]) + list(v.get("fstab_only_options", []))):
@@ -317,7 +317,7 @@ TEMPLATES = {"process_absent": _process, "service_disabled": _service, "sysctl":
 # -- assembling the gossfile ---------------------------------------------------------------
 
 
-def _add(x: _Export, check: str, title: str, obj: ObjectResult, made: Callable[..., Any]) -> None:
+def _add(x: _Export, check: str, title: str, obj: ObjectResult, made: Resource | list[Resource]) -> None:
     for n, res in enumerate(made if isinstance(made, list) else [made]):
         spec = dict(res.spec)
         if x.files_in_root and res.type in RUNTIME_TYPES:

@@ -172,7 +172,7 @@ def _table(rows: str, fix_column: bool = True) -> str:
             f"<th>actual</th><th>finding</th>{fix}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table></div>")
 
 
-def _about(check: Check, runbook: str | None, cid: str, sections: dict[str, str]) -> str:
+def _about(check: Check | None, runbook: str | None, cid: str, sections: dict[str, str]) -> str:
     parts = []
     if check is not None:
         parts.append(f"<p>{_words(check.description)}</p>")
@@ -192,7 +192,7 @@ def _about(check: Check, runbook: str | None, cid: str, sections: dict[str, str]
     return f'<div class="about">{"".join(parts)}</div>' if parts else ""
 
 
-def _check_section(r: dict, check: Check, runbook: str | None, sections: dict[str, str]) -> str:
+def _check_section(r: dict, check: Check | None, runbook: str | None, sections: dict[str, str]) -> str:
     cid = r["check"]
     shown = [o for o in r["objects"] if o["status"] not in ("pass", "notapplicable")]
     quiet = [o for o in r["objects"] if o["status"] in ("pass", "notapplicable")]
@@ -240,7 +240,7 @@ def _fix_first(results: list[dict], runbook: str | None, d: dict) -> str:
             + "\n".join(items) + "\n</ol></section>")
 
 
-def render_html(result: ScanResult, content: Content = None, runbook_url: str | None = None) -> str:
+def render_html(result: ScanResult, content: Content | None = None, runbook_url: str | None = None) -> str:
     d = to_dict(result)
     runbook = runbook_url or None  # a published runbook; else each section is embedded
     sections = {} if runbook else runbook_md.load_sections()
@@ -254,7 +254,7 @@ def render_html(result: ScanResult, content: Content = None, runbook_url: str | 
                 if host else "host unknown")
     verdict = "compliant" if result.compliant else "not compliant"
     checks = content.checks if content is not None else {}
-    sections = "\n".join(_check_section(r, checks.get(r["check"]), runbook, sections) for r in results)
+    body = "\n".join(_check_section(r, checks.get(r["check"]), runbook, sections) for r in results)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -273,7 +273,7 @@ def render_html(result: ScanResult, content: Content = None, runbook_url: str | 
 </header>
 <main>
 {_fix_first(results, runbook, d)}
-{sections}
+{body}
 </main>
 <footer>{escape(d["tool"])} {escape(d["version"])} &middot; content digest {escape(str(d["content_digest"]))}</footer>
 </body>

@@ -294,7 +294,7 @@ def expose(families: list) -> bytes:
     from prometheus_client import CollectorRegistry, generate_latest
 
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(families))
+    registry.register(_Families(families))  # type: ignore[arg-type]  # a Collector is any object with collect()
     return generate_latest(registry)
 
 

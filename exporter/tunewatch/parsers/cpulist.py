@@ -46,7 +46,7 @@ def parse_cpulist(text: str, source: str) -> frozenset[int]:
         if len(_parsed) >= 4096:  # bounded: a scan of 1,664 CPUs has a few hundred distinct lists
             _parsed.clear()
         _parsed[text] = kept
-    if kept.__class__ is str:
+    if isinstance(kept, str):
         raise ParseError(source, kept)
     return kept
 

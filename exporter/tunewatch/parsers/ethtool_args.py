@@ -112,14 +112,14 @@ def _value(section: str, key: str, value: str) -> tuple[str | None, str | None]:
 def _settings(section: str, words: list[str]) -> tuple[tuple[tuple[str, str], ...], str | None]:
     """key/value pairs, or a problem that makes ethtool reject the whole command. A trailing
     key without a value (`2>` left over by the word splitter) is dropped."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for key, value in zip(words[0::2], words[1::2]):
         if section == "features":
             key = _FEATURES.get(key, key)
         elif key not in PARAMS[section]:
             return (), _unknown(section, key)
         norm, problem = _value(section, key, value)
-        if problem:
+        if problem or norm is None:
             return (), problem
         pairs.append((f"{section}.{key}", norm))
     return tuple(pairs), None

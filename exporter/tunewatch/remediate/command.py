@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..content.waivers import Waiver
 
 
-def add_parser(subparsers: _SubParsersAction[ArgumentParser], scan_args: Callable[[ArgumentParser], None]) -> None:
+def add_parser(subparsers: _SubParsersAction, scan_args: Callable[[ArgumentParser], None]) -> None:
     p = subparsers.add_parser("remediate", help="write a bash script or Ansible playbook that fixes the failed checks")
     scan_args(p)
     p.add_argument("--format", choices=("bash", "ansible"), default="bash", help="output format (default: bash)")

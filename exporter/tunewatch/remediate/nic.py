@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..content.catalog import SelectedCheck
     from ..results import CheckResult
     from typing import Iterator
+    from ..facts.interfaces import Interface
 
 ETHTOOL = "/usr/sbin/ethtool"
 SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}

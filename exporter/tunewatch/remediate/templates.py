@@ -109,7 +109,8 @@ def fstab_steps(ctx: Context) -> Iterator[Step]:
         entry = entries.get(mount_point.rstrip("/") or "/")
         options = list(entry.options) if entry else [("defaults", None)]
         for check, option, v in wanted:  # replace in place (a minimal diff of the line), else append
-            pair = tuple(option.split("=", 1)) if "=" in option else (option, None)
+            name, sep, value = option.partition("=")
+            pair = (name, value) if sep else (option, None)
             key = _option_key(pair, v)
             at = next((i for i, o in enumerate(options) if _option_key(o, v) == key), None)
             if at is None:

@@ -57,7 +57,7 @@ def evaluate_check(sel: SelectedCheck, facts: Facts, scope: dict) -> CheckResult
 
 
 def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:
-    nics = []
+    nics: list[NicInfo] = []
     try:
         interfaces = select_interfaces(facts, scope.get("interfaces"))
     except (FactError, ParseError):

@@ -59,7 +59,7 @@ def needs_watchdog(root: str, mountinfo: bytes | None = _UNREAD) -> bool:  # typ
     if mountinfo is _UNREAD:
         mountinfo = read_host_mountinfo()
     try:  # surrogateescape: a mount point that is not UTF-8 still compares with realpath()
-        mounts = parse_mountinfo(mountinfo.decode("utf-8", "surrogateescape"), MOUNTINFO)
+        mounts = parse_mountinfo(mountinfo.decode("utf-8", "surrogateescape"), MOUNTINFO)  # type: ignore[union-attr]
     except Exception:  # noqa: BLE001 - unknown (or unreadable: None) mounts: keep the watchdog
         return True
     if not mounts:

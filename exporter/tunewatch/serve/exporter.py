@@ -303,7 +303,7 @@ def _live_families(state: ScanState[Any], limiter: RescanLimiter, servers: list[
 def server_families(servers: list[HTTPServer]) -> list:
     """The HTTP server's own counters: what a hostile network costs it."""
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-    out = []
+    out: list = []  # metric families of two classes
     for name, help_text, attr in (
             ("tunewatch_http_accept_errors_total", "accept() failures for lack of file descriptors or memory "
              "(accepting then pauses 5 ms, doubling up to 1 s).", "accept_errors_total"),
@@ -317,9 +317,9 @@ def server_families(servers: list[HTTPServer]) -> list:
     for name, help_text, value in (
             ("tunewatch_http_connections", "Open HTTP connections.", lambda s: s.open_connections),
             ("tunewatch_http_max_connections", "Connection cap (--web.max-connections).", lambda s: s.max_connections)):
-        family = GaugeMetricFamily(name, help_text)
-        family.add_metric([], float(sum(value(s) for s in servers)))
-        out.append(family)
+        gauge = GaugeMetricFamily(name, help_text)
+        gauge.add_metric([], float(sum(value(s) for s in servers)))
+        out.append(gauge)
     return out
 
 

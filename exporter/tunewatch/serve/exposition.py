@@ -97,7 +97,7 @@ class Exposition:
         self._process = ProcessCollector(registry=None)
         self._platform = PlatformCollector(registry=None)
         self._lock = threading.Lock()
-        self._gzip_cache: dict[bool, tuple[ScanOutput, Any, bytes]] = {}
+        self._gzip_cache: dict[bool, tuple[ScanOutput | None, Any, bytes]] = {}
         self._process_lock = threading.Lock()  # concurrent scrapes in the same second render it once
         self._process_cache: dict[bool, tuple[float, bytes]] = {}  # openmetrics -> (monotonic time, bytes)
 

@@ -45,7 +45,7 @@ def render_output(result: Any, detail: bool = False) -> ScanOutput:
     from ..outputs import prometheus as prom
     from ..outputs.report import render_json
     try:
-        families = prom.scan_families(result, detail=detail)  # type: ignore[call-arg]
+        families = prom.scan_families(result, detail=detail)
     except TypeError:  # a renderer without the detail flag
         families = prom.scan_families(result)
     registry = CollectorRegistry(auto_describe=False)

@@ -120,7 +120,7 @@ def scan_fleet(cfg: VsphereConfig, patterns: list[str], content: Content, profil
 # -- exposition ------------------------------------------------------------------------------
 
 
-def _vm_series(name: str, result: CheckResult) -> list[tuple[str, dict[str, str], float, int]]:
+def _vm_series(name: str, result: ScanResult) -> list[tuple[str, dict[str, str], float, int]]:
     """(metric, labels, value, priority) of one VM; lower priority is dropped first."""
     base = {"instance": name, "vm": name}
     out = []

@@ -124,7 +124,7 @@ class Session:
 
     def __init__(self, cfg: VsphereConfig):
         self.cfg = cfg
-        self._si = None
+        self._si: Any = None  # pyVmomi ServiceInstance once logged in
 
     def call(self, fn: Callable[[], T], what: str = "") -> T:
         def guarded() -> T:
@@ -155,7 +155,7 @@ class Session:
             self._si = None
 
     # -- reads -------------------------------------------------------------------------
-    def _collect(self, vimtype: Any, props: list[str], objs: Any = None) -> list[tuple[object, dict]]:
+    def _collect(self, vimtype: Any, props: list[str], objs: Any = None) -> list[tuple[Any, dict]]:
         from pyVmomi import vmodl
         content = self._si.RetrieveContent()
         pc = content.propertyCollector
@@ -203,7 +203,7 @@ class Session:
             extra = {o.key: "" if o.value is None else str(o.value) for o in p.get("config.extraConfig") or []}
             affinity = p.get("config.cpuAffinity")
             cpus = tuple(sorted(affinity.affinitySet)) if affinity is not None and affinity.affinitySet else None
-            nics = []
+            nics: list[tuple[int, str]] = []
             for dev in p.get("config.hardware.device") or []:
                 if isinstance(dev, vim.vm.device.VirtualEthernetCard):
                     nics.append((_ethernet_index(dev.unitNumber, dev.key, len(nics)), _virtual_dev(dev)))
@@ -218,7 +218,7 @@ class Session:
             (_, p), = self._collect(vim.HostSystem, ["name", "config.hyperThread", "config.powerSystemInfo",
                                                      "configManager.advancedOption"], [ref])
             options: dict[str, str] = {}
-            manager = p.get("configManager.advancedOption")
+            manager: Any = p.get("configManager.advancedOption")
             for key in HOST_OPTIONS if manager is not None else ():  # none: nothing collected
                 try:
                     for opt in manager.QueryView(key):

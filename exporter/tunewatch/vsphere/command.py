@@ -129,7 +129,7 @@ def scan_setup(args, profile):
         vmware_facts.use_source(None)
 
 
-def serve_setup(args: Namespace, content: Content, profile: ResolvedProfile, waivers: list[Waiver], scan: Callable[[], Any]) -> tuple[Callable[[], Any], Callable[[], Any] | None]:
+def serve_setup(args: Namespace, content: Content, profile: ResolvedProfile, waivers: list[Waiver], scan: Callable[[], Any]) -> tuple[Callable[[], Any], Callable[..., Any] | None]:
     """(scan, prepare) for `serve`: prepare None means the default rendering."""
     cfg = _config(args)
     if cfg is None:

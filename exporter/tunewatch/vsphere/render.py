@@ -36,7 +36,9 @@ def _quote(value: str) -> str:
 
 
 def _cpulist(cpus: Iterable[int]) -> str:
-    ranges, start, prev = [], None, None
+    ranges: list[tuple[int, int]] = []
+    start: int | None = None
+    prev = 0  # set with start
     for c in sorted(cpus):
         if start is None:
             start = prev = c
