@@ -12,7 +12,7 @@ from ._record import FrozenRecord, Record
 TYPE_CHECKING = False  # typing costs start-up; annotations are strings (docs/architecture.md)
 if TYPE_CHECKING:
     from .facts.host import Host
-    from typing import Iterable
+    from collections.abc import Iterable
 
 PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED = "pass", "fail", "error", "notapplicable", "waived"
 STATUSES = (PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED)

@@ -14,7 +14,7 @@ from ..content.references import cite
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from argparse import Namespace
-    from typing import Iterator
+    from collections.abc import Iterator
 
 
 def cmd_checks(args: Namespace) -> int:
@@ -87,7 +87,8 @@ def cmd_paths(args: Namespace) -> int:
     names = args.names or [n for n in SHIPPED if shipped_dir(n)]
     for name in names:
         if name not in SHIPPED:
-            raise ContentError("paths", f"unknown name {name!r}{did_you_mean(name, SHIPPED)} (known: {', '.join(SHIPPED)})")
+            raise ContentError("paths", f"unknown name {name!r}{did_you_mean(name, SHIPPED)}"
+                                        f" (known: {', '.join(SHIPPED)})")
         found = os.environ.get("TUNEWATCH_CONTENT") if name == "checks" else None
         found = found or shipped_dir(name)
         if found is None:

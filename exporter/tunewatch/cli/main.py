@@ -18,7 +18,7 @@ from ..host.rootcheck import check_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from argparse import ArgumentParser, Namespace, _SubParsersAction
+    from argparse import Namespace, _SubParsersAction
     from ..content.catalog import ResolvedProfile
     from ..results import ScanResult
     from typing import Callable

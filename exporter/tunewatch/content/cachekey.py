@@ -34,7 +34,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable
+    from collections.abc import Iterable
     from types import ModuleType
 
 RACY_NS = 2_000_000_000  # timestamps are coarse (jiffies) and NFS servers' clocks drift

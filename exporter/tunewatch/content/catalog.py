@@ -8,7 +8,8 @@ bad parameter type in a profile or tailoring is reported against that file and p
 Validation runs once per content version: the validated checks and profiles are cached
 (marshal, under $XDG_CACHE_HOME/tunewatch or ~/.cache/tunewatch) keyed by the identity
 (path, inode, size, mtime, ctime: `contentkey`) of every content and schema file and of the
-kinds' sources, the content directory and the tunewatch version. A valid cache means no YAML parsing and no jsonschema import at all; a
+kinds' sources, the content directory and the tunewatch version. A valid cache means no
+YAML parsing and no jsonschema import at all; a
 missing, stale, corrupt or unwritable cache only means validating again, with the same
 error messages. Tailoring and waiver files are user input and always validated.
 """
@@ -27,7 +28,6 @@ from .yamlsrc import Document, load_schemas, load_yaml, validate
 TYPE_CHECKING = False  # annotations are strings
 if TYPE_CHECKING:
     from .waivers import Waiver
-    from typing import Iterable
     from _hashlib import HASH
     from jsonschema.protocols import Validator
 
@@ -227,7 +227,8 @@ class Content:
                 if name.endswith((".yaml", ".yml")):
                     checks.append(os.path.join(area_dir, name))
         profile_dir = os.path.join(self.directory, "profiles")
-        profiles = [os.path.join(profile_dir, n) for n in sorted(os.listdir(profile_dir)) if n.endswith((".yaml", ".yml"))]
+        profiles = [os.path.join(profile_dir, n) for n in sorted(os.listdir(profile_dir))
+                    if n.endswith((".yaml", ".yml"))]
         return checks, profiles
 
     def _default_files(self) -> list[str]:
@@ -334,7 +335,8 @@ class Content:
             if current not in self.profiles:
                 where = doc or (chain[-1].doc if chain else None)
                 if where is None:
-                    raise ContentError("--profile", f"unknown profile {current!r} (known: {', '.join(sorted(self.profiles))})")
+                    raise ContentError("--profile", f"unknown profile {current!r}"
+                                                    f" (known: {', '.join(sorted(self.profiles))})")
                 raise where.error(f"unknown profile {current!r}", pointer if where is doc else "/extends")
             if any(p.id == current for p in chain):
                 raise chain[-1].doc.error(f"profile extends loop through {current!r}", "/extends")
@@ -348,7 +350,8 @@ class Content:
             (p.doc, p.vars, p.select, p.unselect, p.scope) for p in chain]
         if tailoring is not None:
             t = tailoring.data
-            layers.append((tailoring, t.get("vars", {}), t.get("select", []), t.get("unselect", []), t.get("scope", {})))
+            layers.append((tailoring, t.get("vars", {}), t.get("select", []), t.get("unselect", []),
+                           t.get("scope", {})))
         selected: list[str] = []
         scope: dict = {}
         for doc, _vars, select, unselect, layer_scope in layers:
@@ -363,7 +366,7 @@ class Content:
                     raise doc.error(f"unknown check id {cid!r}", f"/unselect/{i}")
                 if cid in selected:
                     selected.remove(cid)
-            for i, cid in enumerate(_vars):
+            for cid in _vars:
                 if cid not in self.checks:
                     raise doc.error(f"vars for unknown check id {cid!r}", f"/vars/{cid}")
             scope.update(_clone(layer_scope))

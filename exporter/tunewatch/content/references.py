@@ -10,7 +10,8 @@ from ..errors import ContentError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable, Protocol
+    from typing import Protocol
+    from collections.abc import Iterable
 
     from _hashlib import HASH
 

@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..results import CheckResult
     from jsonschema.protocols import Validator
-    from typing import Collection
+    from collections.abc import Collection
 
 
 class Waiver(Record):

@@ -22,7 +22,7 @@ from ..errors import ContentError, FactError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
-    from typing import Iterable
+    from collections.abc import Iterable
     from yaml import Node
     from typing import Any
 

@@ -2,7 +2,8 @@
 
 Two views: `boot_scripts` (text of every mechanism that runs at boot: NetworkManager
 dispatcher scripts, enabled systemd units with the scripts they execute, an executable
-rc.local, cron `@reboot` lines; udev rules are evaluated per device instead) and `persisted_ethtool` (ethtool settings each
+rc.local, cron `@reboot` lines; udev rules are evaluated per device instead) and
+`persisted_ethtool` (ethtool settings each
 mechanism applies and the interfaces it reaches, see facts/netconfig.py).
 
 NetworkManager-dispatcher(8): scripts in /{etc,usr/lib}/NetworkManager/dispatcher.d (and
@@ -167,7 +168,8 @@ def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript
     return scripts + _startup_files(fs)
 
 
-def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces: dict[str, Interface] | None = None, devices: dict | None = None,
+def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces: dict[str, Interface] | None = None,
+                      devices: dict | None = None,
                       outcomes: dict | None = None) -> list[PersistedEthtool]:
     """`interfaces`, `devices`, `outcomes` (udev per device): as a scan's Facts read them once."""
     interfaces = interfaces if interfaces is not None else read_interfaces(fs)

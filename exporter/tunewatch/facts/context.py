@@ -11,6 +11,11 @@ import functools
 import importlib
 import sys
 import time
+from ..errors import FactError, ParseError
+from ..host.fs import FS, is_network_fstype
+from .defaults import Defaults
+from ..parsers.sysctl_command import find_sysctl_runs
+
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
     from typing import Callable
@@ -19,11 +24,6 @@ if TYPE_CHECKING:
     from typing import Any
     from .irqs import IrqAffinity
     from .services import UnitState
-
-from ..errors import FactError, ParseError
-from ..host.fs import FS, is_network_fstype
-from .defaults import Defaults
-from ..parsers.sysctl_command import find_sysctl_runs
 
 
 def _reader(name: str) -> ModuleType:

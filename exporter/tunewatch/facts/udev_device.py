@@ -55,11 +55,13 @@ def uevent(fs: FS, rel: str) -> dict[str, str]:
 
 def _level(fs: FS, rel: str) -> Level:
     # sd_device_get_sysname(): a '!' in the directory name stands for '/'
-    return Level(os.path.basename(rel).replace("!", "/"), fs.link_basename(f"{rel}/subsystem"), fs.link_basename(f"{rel}/driver"),
+    return Level(os.path.basename(rel).replace("!", "/"), fs.link_basename(f"{rel}/subsystem"),
+                 fs.link_basename(f"{rel}/driver"),
                  sysattr_reader(fs, rel), "/" + rel[len("sys/"):])
 
 
-def sysfs_device(fs: FS, rel: str, action: str = "add", program: Callable[[str], ProgramResult] | None = None) -> UdevDevice:
+def sysfs_device(fs: FS, rel: str, action: str = "add",
+                 program: Callable[[str], ProgramResult] | None = None) -> UdevDevice:
     """The device at `rel` (e.g. `sys/devices/virtual/bdi/0:52`, links resolved by the caller)."""
     me = _level(fs, rel)
     parents, up = [], os.path.dirname(rel)

@@ -36,7 +36,7 @@ from .netmounts import NETWORK_FSTYPES, is_network_fstype, network_mount_points
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from collections.abc import Iterator
     from typing import Any
 
 __all__ = ["FS", "NETWORK_FSTYPES", "is_network_fstype", "INTERRUPTS_MAX_BYTES", "TEXT_MAX_BYTES", "VALUE_MAX_BYTES",

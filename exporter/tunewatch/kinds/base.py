@@ -17,7 +17,8 @@ from .selectors import select_interfaces, select_mounts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable
+    from typing import Any, Callable
+    from collections.abc import Iterable
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:  # the fact readers load in the scan child, not in every process (issue 22)
@@ -55,7 +56,8 @@ class Target(Record):
         return select_mounts(self.facts, self.scope.get("mounts"), self.objects.get("mounts"))
 
 
-def per_object(items: Iterable[Any], name: Callable[[Any], str], evaluate_one: Callable[[Any], ObjectResult]) -> list[ObjectResult]:
+def per_object(items: Iterable[Any], name: Callable[[Any], str],
+               evaluate_one: Callable[[Any], ObjectResult]) -> list[ObjectResult]:
     """Evaluate objects one by one; an unreadable fact costs only that object."""
     results = []
     for item in items:

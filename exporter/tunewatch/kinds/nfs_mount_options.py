@@ -14,7 +14,7 @@ from .base import Target, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable
+    from collections.abc import Iterable
     from typing import Any
 
 VARS_SCHEMA = {
@@ -27,7 +27,8 @@ VARS_SCHEMA = {
         "flag_aliases": {"type": "object", "additionalProperties": {"type": "string"}},
         "negations": {"type": "object", "additionalProperties": {"type": "string"}},
         "defaults": {"type": "object", "additionalProperties": {"type": "string"}},
-        "value_aliases": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}}},
+        "value_aliases": {"type": "object",
+                          "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}}},
     },
 }
 
@@ -94,7 +95,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             entry = fstab_entry(entries, mount.mount_point)
             if entry is None:
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
-                                    f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot",
+                                    f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot",  # noqa: E501 - a message
                                     predicted=UNKNOWN, source="not configured: no /etc/fstab line mounts it at boot",
                                     fix=Fix(file="/etc/fstab", change=f"{mount.source} {mount.mount_point} "
                                             f"{mount.fstype} {want} 0 0"))
@@ -108,7 +109,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             fix = (Fix(file="/etc/fstab", change=f"{entry.spec} {entry.file} {entry.vfstype} "
                        f"{_merged(pairs, wanted, t.vars)} {entry.freq} {entry.passno}") if fstab and entry else
                    Fix(command=f"umount {mount.mount_point} && mount {mount.mount_point}",
-                       note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))
+                       note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))  # noqa: E501 - a message
             return ObjectResult(mount.mount_point, FAIL, want, "; ".join(problems),
                                 f"{mount.mount_point} ({where}): {'; '.join(problems)}"
                                 + ("" if fstab else "; fix /etc/fstab and remount"), fix=fix, **boot)

@@ -167,8 +167,9 @@ def evaluate(t: Target) -> list[ObjectResult]:
                     missing.append(f"{key} (not configured for boot; the driver default is unknown)")
             predicted.append(f"{key}={value}")
             sources.append(f"{key}: {source}" if len(judged) > 1 else source)
-        boot: dict[str, Any] = dict(predicted="; ".join(predicted) if len(judged) > 1 else predicted[0].split("=", 1)[1],
-                    source="; ".join(sources))
+        boot: dict[str, Any] = dict(predicted="; ".join(predicted) if len(judged) > 1
+                                    else predicted[0].split("=", 1)[1],
+                                    source="; ".join(sources))
         if not missing:
             note = f" ({'; '.join(dict.fromkeys(assumed))})" if assumed else ""
             return ObjectResult(iface.name, PASS, want, "; ".join(found), f"{iface.name}: " + "; ".join(found) + note,

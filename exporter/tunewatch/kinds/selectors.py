@@ -77,7 +77,8 @@ def _reported_driver(facts: Facts, name: str) -> str:
         return ""
 
 
-def _named_deviceless(facts: Facts, iface: Interface, scope: dict, objects: tuple[dict | None, ...]) -> Interface | None:
+def _named_deviceless(facts: Facts, iface: Interface, scope: dict,
+                      objects: tuple[dict | None, ...]) -> Interface | None:
     """`iface` (no device) with its reported driver, when the scope names it and the check's
     objects take it; else None."""
     iface = iface.replace(driver=_reported_driver(facts, iface.name))

@@ -93,7 +93,8 @@ def _kernel_default(t: Target, mount: MountInfo) -> tuple[int | None, str]:
     return None, f"the kernel default for Linux {kernel} is unknown"
 
 
-def _bdi_device(t: Target, mount: MountInfo, items: list[tuple[str, str, str, int]], used: list[str]) -> udev.UdevDevice:
+def _bdi_device(t: Target, mount: MountInfo, items: list[tuple[str, str, str, int]],
+                used: list[str]) -> udev.UdevDevice:
     bdi = f"{mount.major}:{mount.minor}"
 
     def program(cmd: str) -> tuple[bool, str | None] | None:

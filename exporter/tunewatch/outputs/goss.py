@@ -42,7 +42,7 @@ sysctl twice passes goss if any line is right; goss's mount test statfs()s the m
 (for `usage`), which tunewatch never does, so it can hang on an unresponsive hard NFS mount;
 goss takes the first mountinfo entry of a mount point, tunewatch the last (the visible one)
 when two file systems are mounted on one path.
-"""
+"""  # noqa: E501 - the table above is Markdown: a row is one line
 
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ from ..remediate.hostview import HostView
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable
+    from typing import Any
+    from collections.abc import Iterable
 
 # Per-mount flags (mountinfo field 6, show_mnt_opts() in the kernel); everything else a
 # file system prints (NFS: vers, proto, hard, rsize...) is a super-block option.
@@ -266,7 +267,7 @@ def _tuned(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omit
     for outer, inner in zip(chain, chain[1:]):
         rel = _profile_file(x.view.facts.fs, outer) or f"etc/tuned/{outer}/tuned.conf"
         resources.append(Resource("file", {"path": x.path(rel), "exists": True,
-                                           "contents": [rf"/^\s*include\s*=\s*(.*,)?\s*{re.escape(inner)}\s*(,.*)?$/"]}))
+                                           "contents": [rf"/^\s*include\s*=\s*(.*,)?\s*{re.escape(inner)}\s*(,.*)?$/"]}))  # noqa: E501 - one regex
     return resources
 
 
@@ -385,7 +386,8 @@ def render(view: HostView, files_in_root: bool = False, allow_command: bool = Fa
     body = yaml.safe_dump(x.resources, sort_keys=False, default_flow_style=False, width=1000)
     tail = ["", "not exported:"] + ([f"  {check} {obj}: {reason}" for check, obj, reason in x.omitted]
                                     or ["  nothing: every selected check is exported"])
-    return "".join(f"# {line}\n" for line in head) + body + "".join(f"#{(' ' + l) if l else ''}\n" for l in tail)
+    return ("".join(f"# {line}\n" for line in head) + body
+            + "".join(f"#{(' ' + line) if line else ''}\n" for line in tail))
 
 
 # -- command line ------------------------------------------------------------------------------

@@ -94,7 +94,7 @@ footer { color: #757575; padding: 8px 24px 24px; font-size: 12px; }
   .wide td[data-label]::before { content: attr(data-label) ": "; color: #546e7a; font-weight: 600; }
   .wide td.fix { margin: 2px 8px; }
 }
-"""
+"""  # noqa: E501 - CSS rules kept one a line
 
 
 def _badge(status: str) -> str:
@@ -157,7 +157,8 @@ def _object_rows(objects: list[dict], with_fix: bool = True) -> str:
             if k == 0 and with_fix:
                 span = f' rowspan="{j - i}"' if j - i > 1 else ""
                 many = f'<br><small>{j - i} objects of {_name(_nic(str(o["object"])))}</small>' if j - i > 1 else ""
-                fix_cell = f'<td class="fix" data-label="fix"{span}>' + (f"{_fix_html(fix)}{many}" if fix else "") + "</td>"
+                fix_cell = (f'<td class="fix" data-label="fix"{span}>' + (f"{_fix_html(fix)}{many}" if fix else "")
+                            + "</td>")
             rows.append(f'<tr><td>{_name(str(obj["object"]))}</td><td>{_badge(obj["status"])}</td>'
                         f'<td class="val" data-label="expected">{_words(str(obj["expected"]))}</td>'
                         f'<td class="val" data-label="actual">{_words(str(obj["actual"]))}</td>'

@@ -30,7 +30,8 @@ from .textformat import Family, client_families, text_exposition
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, Iterator
+    from typing import Any, Callable
+    from collections.abc import Iterable, Iterator
 
 # Same values and order as kinds.base.STATUSES (not imported: keep this module light).
 STATUSES = ("pass", "fail", "error", "notapplicable", "waived")

@@ -29,7 +29,8 @@ def to_dict(result: ScanResult) -> dict:
 
 
 def _object_dict(o: ObjectResult) -> dict:
-    d: dict[str, object] = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual, "message": o.message}
+    d: dict[str, object] = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual,
+                            "message": o.message}
     if o.predicted is not None:
         d["predicted"], d["source"] = o.predicted, o.source
     if o.fix is not None:

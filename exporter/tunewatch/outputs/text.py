@@ -16,7 +16,8 @@ from ..results import ScanResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Iterable
+    from typing import Callable
+    from collections.abc import Iterable
     from ..results import Fix, ObjectResult
     from ..results import CheckResult
 

@@ -24,7 +24,7 @@ from ._text import logical_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable
+    from collections.abc import Iterable
 
 _SECTIONS = {"-L": "channels", "--set-channels": "channels", "-G": "rings", "--set-ring": "rings",
              "-C": "coalesce", "--coalesce": "coalesce", "-K": "features", "--features": "features",

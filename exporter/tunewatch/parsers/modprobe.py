@@ -16,7 +16,7 @@ from ._text import logical_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from collections.abc import Iterator
 
 # The kernel's parse_args() lets a value be double-quoted to hold blanks: p="a b".
 _PARAM = lazy(r'([^\s=]+)(?:=((?:"[^"]*"?|[^\s"])*))?')

@@ -15,9 +15,7 @@ from ._text import lines, split_options, uint, unescape_octal
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
-    from typing import Optional, Tuple
-
-    Options = Tuple[Tuple[str, Optional[str]], ...]  # typing's forms for Python 3.9
+    Options = tuple[tuple[str, str | None], ...]  # never run: TYPE_CHECKING is False
 
 
 class MountInfo(FrozenRecord):

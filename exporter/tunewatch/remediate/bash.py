@@ -25,7 +25,6 @@ from .steps import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .steps import Step
     from .steps import Action
 
 GUARD = r'''
@@ -182,7 +181,7 @@ tw_enable() {
     if [ -n "$R" ]; then systemctl --root="$R" enable "$1"; else systemctl enable --now "$1"; fi
     tw_changed "enabled $1"
 }
-'''
+'''  # noqa: E501 - shell and awk, kept as they run
 
 
 def _q(text: str) -> str:

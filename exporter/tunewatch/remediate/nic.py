@@ -29,7 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..content.catalog import SelectedCheck
     from ..results import CheckResult
-    from typing import Iterator
+    from collections.abc import Iterator
     from ..facts.interfaces import Interface
 
 ETHTOOL = "/usr/sbin/ethtool"
@@ -68,7 +68,8 @@ def nic_ethtool(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterat
         # one command per section: each ring or channel change re-initialises the NIC's queues
         words = [w for k, v in wrong.items() for w in (k, v)]
         probe = "echo " + " ".join(f"$({_probe(section, obj.object, k)})" for k in wrong)
-        yield Step(sel.check.id, obj.object, RUNTIME, f"ethtool {SECTION_OPTION[section]} {obj.object} {' '.join(words)}",
+        yield Step(sel.check.id, obj.object, RUNTIME,
+                   f"ethtool {SECTION_OPTION[section]} {obj.object} {' '.join(words)}",
                    Command(("ethtool", SECTION_OPTION[section], obj.object, *words), probe, " ".join(wrong.values())))
 
 

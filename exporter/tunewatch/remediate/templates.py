@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..content.catalog import SelectedCheck
     from ..results import CheckResult, ObjectResult
-    from typing import Iterator
+    from collections.abc import Iterator
 
 
 # -- services and processes ---------------------------------------------------------------
@@ -108,7 +108,7 @@ def fstab_steps(ctx: Context) -> Iterator[Step]:
     for mount_point, wanted in ctx.fstab_wanted.items():
         entry = entries.get(mount_point.rstrip("/") or "/")
         options = list(entry.options) if entry else [("defaults", None)]
-        for check, option, v in wanted:  # replace in place (a minimal diff of the line), else append
+        for _check, option, v in wanted:  # replace in place (a minimal diff of the line), else append
             name, sep, value = option.partition("=")
             pair = (name, value) if sep else (option, None)
             key = _option_key(pair, v)
@@ -148,7 +148,8 @@ def udev_attr(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator
                   "/proc/fs/nfsfs/volumes\"")
     rel = targets.udev_rule(sub, attr)
     yield Step(sel.check.id, f"udev {sub} {attr}", PERSISTENT, f"udev rule /{rel}: {attr}={value} for {sub}",
-               WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id})\n{match}, ATTR{{{attr}}}=\"{value}\""))
+               WriteFile(rel,
+                         f"# written by tunewatch remediate ({sel.check.id})\n{match}, ATTR{{{attr}}}=\"{value}\""))
 
 
 def _tuned_choice(ctx: Context, wanted: str) -> str:

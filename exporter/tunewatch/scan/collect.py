@@ -43,7 +43,7 @@ from ..parsers.sysctl_conf import sysctl_key_to_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable
+    pass
 
 SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot._script_text
 SMALL_MAX_BYTES = boot._MAX_SCRIPT_BYTES  # config files, unit files and scripts: what a scan reads

@@ -21,7 +21,6 @@ from ..results import ERROR, NOTAPPLICABLE, CheckResult, NicInfo, ObjectResult, 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
     from ..facts.context import Facts
-    from ..facts.host import Host
     import datetime as dt  # at run time only with waivers (issue 22)
     from ..content.waivers import Waiver
     from typing import Callable

@@ -19,7 +19,8 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, replace as _replace
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, TypeVar
+from collections.abc import Mapping, Sequence
 
 from .exposition import Exposition, extra_families, report_body
 from ..web.server import HTTPServer, bind

@@ -32,7 +32,8 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field, replace as _replace
-from typing import Callable, Generic, Mapping, TypeVar
+from typing import Callable, Generic, TypeVar
+from collections.abc import Mapping
 
 T = TypeVar("T")
 log = logging.getLogger("tunewatch.scanloop")
@@ -87,7 +88,7 @@ class ScanLoop(Generic[T]):
         self._hung: _Run | None = None
         self._state: ScanState[T] = ScanState()
 
-    def start(self) -> "ScanLoop[T]":
+    def start(self) -> ScanLoop[T]:
         with self._cond:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._schedule, name="tunewatch-scanloop", daemon=True)

@@ -40,7 +40,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..content.catalog import Content, ResolvedProfile
     from ..content.waivers import Waiver
-    from ..results import CheckResult
     from ..results import ScanResult
     from ..serve.scanjob import ScanOutput
 
@@ -64,7 +63,8 @@ class StaticSource:
         return OverlayFS(fs, lambda: self.files, self.identity)
 
 
-def scan_vm(content: Content, profile: ResolvedProfile, files: Files, vm_name: str, waivers: list[Waiver] | None = None) -> ScanResult:
+def scan_vm(content: Content, profile: ResolvedProfile, files: Files, vm_name: str,
+            waivers: list[Waiver] | None = None) -> ScanResult:
     """One VM judged from its vSphere files alone (an empty root: nothing of this host)."""
     from ..scan import engine
     root = tempfile.mkdtemp(prefix="tunewatch-vsphere-")
@@ -109,7 +109,8 @@ def read_fleet(cfg: VsphereConfig, patterns: list[str],
         session.close()
 
 
-def scan_fleet(cfg: VsphereConfig, patterns: list[str], content: Content, profile: ResolvedProfile, waivers: list[Waiver] | None = None,
+def scan_fleet(cfg: VsphereConfig, patterns: list[str], content: Content, profile: ResolvedProfile,
+               waivers: list[Waiver] | None = None,
                tags: list[str] | None = None) -> FleetResult:
     files, error = read_fleet(cfg, patterns, tags)
     profile = hypervisor_only(profile)

@@ -134,7 +134,7 @@ class Session:
                 raise _explain(self.cfg, e) from None
         return run_with_deadline(guarded, self.cfg.timeout, f"vSphere {self.cfg.endpoint}{what}")
 
-    def connect(self) -> "Session":
+    def connect(self) -> Session:
         from pyVim.connect import SmartConnect  # pyVmomi only when --vsphere.config is given
         cfg = self.cfg
 

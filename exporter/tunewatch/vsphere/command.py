@@ -14,7 +14,6 @@ Without --vsphere.config nothing here imports pyVmomi or talks to anyone.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 
 from ..errors import ContentError, FactError
@@ -129,7 +128,8 @@ def scan_setup(args, profile):
         vmware_facts.use_source(None)
 
 
-def serve_setup(args: Namespace, content: Content, profile: ResolvedProfile, waivers: list[Waiver], scan: Callable[[], Any]) -> tuple[Callable[[], Any], Callable[..., Any] | None]:
+def serve_setup(args: Namespace, content: Content, profile: ResolvedProfile, waivers: list[Waiver],
+                scan: Callable[[], Any]) -> tuple[Callable[[], Any], Callable[..., Any] | None]:
     """(scan, prepare) for `serve`: prepare None means the default rendering."""
     cfg = _config(args)
     if cfg is None:

@@ -17,7 +17,7 @@ from .client import HostFacts, VmFacts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable
+    from collections.abc import Iterable
 
 # config.powerSystemInfo.currentPolicy.shortName -> the /Power/CpuPolicy string esxcli
 # shows (vSphere Resource Management, "Host Power Management Policies").

@@ -112,12 +112,13 @@ class VsphereSource:
                 what = f"with BIOS UUID {' or '.join(sorted(forms))}"
             if len(chosen) != 1:
                 names = ", ".join(sorted(vm[1] for vm in chosen)[:5])
-                raise FactError(f"vSphere {self.cfg.endpoint}: {len(chosen)} VMs {what}" + (f" ({names})" if names else ""))
+                raise FactError(f"vSphere {self.cfg.endpoint}: {len(chosen)} VMs {what}"
+                                + (f" ({names})" if names else ""))
             return vm_files(session, session.read_vm(chosen[0][0]))
         finally:
             session.close()
 
-    def overlay(self, fs: FS, identity: Files | None = None) -> "OverlayFS":
+    def overlay(self, fs: FS, identity: Files | None = None) -> OverlayFS:
         def load() -> Files:
             return self.fetch(lambda: fs.read_value("sys/class/dmi/id/product_uuid"))
         return OverlayFS(fs, load, identity)

@@ -112,7 +112,7 @@ class RestSession:
     def _request(self, method: str, path: str, body: dict | None = None, login: bool = False) -> Any:
         headers = {"Accept": "application/json"}
         if login:
-            pair = f"{self.cfg.username}:{self.cfg.password}".encode("utf-8")
+            pair = f"{self.cfg.username}:{self.cfg.password}".encode()
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         elif self._token is not None:
             headers[SESSION_HEADER] = self._token

@@ -24,7 +24,8 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from ..errors import TunewatchError
 from .server import Request, Response  # noqa: F401 - re-exported: routes import them from here

@@ -18,7 +18,8 @@ import errno
 import logging
 import os
 import socket
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 try:
     import resource
