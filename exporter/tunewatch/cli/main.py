@@ -385,7 +385,7 @@ def _main(argv: list[str]) -> int:
         return COMMANDS[args.command](args)
     except TunewatchError as e:
         print(f"tunewatch: error: {e}", file=sys.stderr)
-        return 1
+        return results.EXIT_CONTENT
     except BrokenPipeError:
         return 0
     except (ValueError, OSError) as e:  # bad listen address, bind failure, unwritable output

@@ -334,12 +334,6 @@ def udev_outcomes(fs: FS, devices: dict[str, NetDevice]) -> dict[str, udev.UdevO
     return {name: udev.evaluate(files, udev_device(fs, d)) for name, d in devices.items()}
 
 
-def udev_programs(fs: FS, interfaces: dict[str, Interface]) -> dict[str, list[tuple[str, str, int]]]:
-    """Per interface, the programs udev RUNs for its "add" event (substituted by udev's rules)."""
-    outcomes = udev_outcomes(fs, read_net_devices(fs, interfaces))
-    return {name: [(udev.substitute(p, name), src, line) for p, src, line in out.run] for name, out in outcomes.items()}
-
-
 def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:
     found = []
     for name, out in outcomes.items():

@@ -14,10 +14,6 @@ def configured_by(source: str) -> str:
     return f"configured by {source}"
 
 
-def never_applied(why: str) -> str:
-    return f"never applied: {why}"
-
-
 def complete(results: list[ObjectResult]) -> list[ObjectResult]:
     """An object the kind could not predict (an unreadable fact, nothing in scope) still
     says so: `unknown`, with the verdict's own message as the reason."""

@@ -34,7 +34,6 @@ T = TypeVar("T")
 log = logging.getLogger("tunewatch.serve")
 
 __all__ = ["DEFAULT_LISTEN_ADDRESS", "DEFAULT_PORT", "parse_duration", "start_exporter", "run_exporter"]
-METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 HTML_CONTENT_TYPE = "text/html; charset=utf-8"
 _READ_METHODS = ("GET", "HEAD")
 STOP_WAIT = 0.6  # SIGTERM to exit: well under a second even with a scan stuck in the kernel

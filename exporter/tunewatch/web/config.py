@@ -247,7 +247,6 @@ class BasicAuth:
         self._lock = threading.Lock()
         self._bcrypt_slot = threading.Lock()
         self._next_start = 0.0
-        self.bcrypt_checks = 0  # uncached checks done (for tests and benchmarks)
         self._bcrypt: Any = None
         self._dummy = b""
         if self._users:
@@ -289,7 +288,6 @@ class BasicAuth:
             ok = self._verify(user, password)
             took = time.monotonic() - started
             self._next_start = time.monotonic() + took * (1 / self.BCRYPT_DUTY - 1)
-            self.bcrypt_checks += 1
         finally:
             self._bcrypt_slot.release()
         with self._lock:
