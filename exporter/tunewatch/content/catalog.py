@@ -21,7 +21,7 @@ import os
 
 from .. import __version__, kinds
 from .._record import Record
-from ..errors import ContentError
+from ..errors import ContentError, did_you_mean
 from .references import load_sources, resolve_all, sources_path
 from .yamlsrc import Document, load_schemas, load_yaml, validate
 
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 CACHE_FORMAT = 4  # 2: checks/defaults; 3: checks/references.yaml too; 4: file identities as the key
 
-CHECK_AREAS = ("network", "storage", "vmware", "system")
+# Folders of a content directory that hold no checks; every other folder is an area of checks
+# (network, storage, ...): a new one is picked up without a change here.
+NOT_CHECK_AREAS = frozenset({"profiles", "schema", "defaults"})
 
 
 # The top-level directories that ship with tunewatch (setup.py copies them into the package).
@@ -203,6 +205,7 @@ class Content:
         for path in check_files:
             check = self._load_check(path, digest)
             self.checks[check.id] = check
+        self._check_runtime_checks()
         for path in profile_files:
             profile = self._load_profile(path, digest)
             self.profiles[profile.id] = profile
@@ -216,14 +219,23 @@ class Content:
         if key is not None:
             self._save_cache(key)
 
+    def _check_runtime_checks(self) -> None:
+        """A `-persistent` check's runtime_check names a check of this content."""
+        for check in self.checks.values():
+            if check.runtime_check is not None and check.runtime_check not in self.checks:
+                raise check.doc.error(f"runtime_check {check.runtime_check!r} names no check of this content"
+                                      f"{did_you_mean(check.runtime_check, self.checks)}", "/runtime_check")
+
     def _resolve_references(self, digest: HASH | None = None) -> None:
         resolve_all(self.checks.values(), self._sources, digest)
 
     def _content_files(self) -> tuple[list[str], list[str]]:
         checks = []
-        for area in CHECK_AREAS:
+        for area in sorted(os.listdir(self.directory)):
             area_dir = os.path.join(self.directory, area)
-            for name in sorted(os.listdir(area_dir) if os.path.isdir(area_dir) else []):
+            if area in NOT_CHECK_AREAS or area.startswith((".", "_")) or not os.path.isdir(area_dir):
+                continue
+            for name in sorted(os.listdir(area_dir)):
                 if name.endswith((".yaml", ".yml")):
                     checks.append(os.path.join(area_dir, name))
         profile_dir = os.path.join(self.directory, "profiles")
@@ -397,8 +409,11 @@ class Content:
                 doc, pointer = origin[path[0]]
                 pointer += "".join(f"/{p}" for p in path[1:])
             else:
-                missing = err.message.split("'")[1] if err.validator == "required" else ""
-                doc, pointer = (layers[-1][0] if layers else check.doc), f"/vars/{check.id}/{missing}".rstrip("/")
+                unknown = [k for k in merged if k not in schema.get("properties", {}) and k in origin]
+                if err.validator == "additionalProperties" and unknown:  # the file that added it
+                    doc, pointer = origin[unknown[0]][0], origin[unknown[0]][1].rsplit("/", 1)[0]
+                else:  # a required variable nobody set: the check's own file
+                    doc, pointer = check.doc, "/vars" if "vars" in check.doc.data else "/kind"
             raise doc.error(f"bad parameter for check {check.id!r} (kind {check.kind}): {err.message}", pointer)
         return merged
 

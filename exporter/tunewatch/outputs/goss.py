@@ -56,6 +56,7 @@ from ..errors import ContentError, FactError, ParseError
 from ..facts.sysctl import MODPROBE_DIRS
 from ..facts.tuned import _profile_file
 from ..results import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
+from ..kinds import PROVIDES
 from ..kinds.nfs_mount_options import normalise
 from ..remediate import targets
 from ..remediate.hostview import HostView
@@ -71,21 +72,9 @@ PER_MOUNT_FLAGS = frozenset({"ro", "rw", "noatime", "nodiratime", "relatime", "s
                              "nosuid", "nodev", "noexec", "nosymfollow", "atime", "diratime"})
 RING_LABELS = {"rx": "RX", "rx-mini": "RX Mini", "rx-jumbo": "RX Jumbo", "tx": "TX"}
 CHANNEL_LABELS = {"rx": "RX", "tx": "TX", "other": "Other", "combined": "Combined"}
-NOT_EXPRESSIBLE = {
-    "irq_affinity": "needs cpulist arithmetic (smp_affinity_list within the node's CPUs minus exclude_cpus); "
-                    "goss matchers cannot compute subsets",
-    "irq_spread": "compares the IRQs of a NIC with each other (CPUs per IRQ, IRQs per CPU); a goss test sees "
-                  "one resource at a time",
-    "irq_affinity_persistent": "searches every enabled boot mechanism (dispatcher scripts, enabled units and the "
-                               "scripts they run, udev rules) for pinning that names the NIC; goss cannot follow "
-                               "enabled units to their scripts",
-    "nic_settings_persistent": "merges ifcfg, NetworkManager keyfiles, .link files, udev rules and scripts by "
-                               "ethtool's option names; goss file patterns cannot parse them",
-    "accelerated_networking": "the VF's name changes after a redeploy and goss cannot glob sys/class/net/*/lower_*",
-    "vmx_option": "the .vmx file is on the ESXi datastore, not on this host",
-    "vmx_cpu_affinity": "the .vmx file is on the ESXi datastore, not on this host",
-    "esxcli_setting": "ESXi host settings are read with esxcli on the hypervisor, not on this host",
-}
+# why goss cannot express a kind: the "none: ..." rows of kinds.PROVIDES
+NOT_EXPRESSIBLE = {kind: goss[len("none: "):] for kind, (_, goss) in PROVIDES.items()
+                   if goss.startswith("none: ")}
 # With --vsphere.config the guest can ask vCenter: --allow-command exports each VMX/ESXi
 # check as a command test that runs tunewatch's own vSphere scan of this guest's VM.
 HYPERVISOR_KINDS = ("vmx_option", "vmx_cpu_affinity", "esxcli_setting")
