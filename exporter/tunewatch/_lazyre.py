@@ -2,7 +2,7 @@
 
 Compiling costs 50-350 us a pattern; a scan imports ~50 of them and a host without udev
 rules, systemd .link files, NetworkManager dispatcher scripts or modprobe options never
-uses a dozen (~1.7 ms of a ~50 ms CLI scan, issue 22). Only for patterns used through
+uses a dozen (~1.7 ms of a ~50 ms CLI scan, docs/architecture.md#start-up-cost). Only for patterns used through
 their methods (match, sub, ...): a LazyPattern is not an re.Pattern.
 """
 

@@ -1,7 +1,7 @@
 """Plain `__slots__` classes that compare, hash and print like the dataclasses they replace.
 
 A dataclass builds its methods with `exec` when its module is imported: ~0.5 ms a class,
-and a scan imports ~40 of them before reading a byte (issue 22). The records of the
+and a scan imports ~40 of them before reading a byte (docs/architecture.md#start-up-cost). The records of the
 parsers and fact readers use these bases with a hand-written `__init__` instead: equality
 (same class, equal fields in order), `repr`, and for the frozen ones the hash of the field
 tuple, as `@dataclass(frozen=True)` gives. Assigning a field is not refused: nothing

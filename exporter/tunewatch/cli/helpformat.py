@@ -2,7 +2,7 @@
 
 argparse builds a formatter for every `add_argument` (to check the metavar), and
 HelpFormatter.__init__ imports shutil for the terminal width: shutil with bz2, lzma and
-fnmatch is ~2 ms of every command's start-up (issue 22), spent on a width nobody reads
+fnmatch is ~2 ms of every command's start-up (docs/architecture.md#start-up-cost), spent on a width nobody reads
 unless help or a usage error is printed. These formatters take the same width, from the
 same call, the first time it is read, so help looks exactly as before.
 """

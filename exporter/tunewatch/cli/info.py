@@ -1,5 +1,5 @@
 """The commands that describe rather than scan: checks, profiles, validate-content, paths
-and completion. cli.py loads this module only for them, so a scan does not (issue 22)."""
+and completion. cli.py loads this module only for them, so a scan does not (docs/architecture.md#start-up-cost)."""
 
 from __future__ import annotations
 

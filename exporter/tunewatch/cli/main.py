@@ -84,7 +84,7 @@ def _scan_args(p: argparse.ArgumentParser) -> None:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or with `only` (a subcommand name) that subcommand's parser
     alone: each ArgumentParser costs its formatter and gettext look-ups, and the serve flags
-    and the export/remediate modules are imports a scan does not need (issue 22). Parsing a
+    and the export/remediate modules are imports a scan does not need (docs/architecture.md#start-up-cost). Parsing a
     valid command line gives the same result either way; an unknown command (only=None)
     gets the whole parser and its "invalid choice" message."""
     from .helpformat import ArgumentParser  # argparse's, without importing shutil for every add_argument
@@ -364,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _exit_now(code: int) -> int:
     """Flush what we wrote and end the process without tearing the interpreter down (module
-    and object clean-up is ~10 % of a scan's wall time, issue 22). serve returns only once its
+    and object clean-up is ~10 % of a scan's wall time, docs/architecture.md#start-up-cost). serve returns only once its
     own shutdown is done; every file we write is closed by then."""
     try:
         sys.stdout.flush()

@@ -7,7 +7,7 @@ cache, an unwritable directory means validating every time.
 The key: file identities, not file bytes.
 
 A scan must not pay for hashing every content file on every start (hashlib loads OpenSSL:
-~2.5 ms, plus reading ~75 files: issue 22). The key is what make, git's index and most
+~2.5 ms, plus reading ~75 files: docs/architecture.md#start-up-cost). The key is what make, git's index and most
 build caches use instead: for every file that decides the validated content (the kinds'
 sources, which hold their VARS_SCHEMA, the schemas, checks, profiles, defaults and
 references) its path, device, inode, size, mtime and ctime in nanoseconds, plus the cache
@@ -62,7 +62,7 @@ def cache_key(head: str, paths: list[str]) -> str | None:
 def kinds_sources(kinds_dir: str) -> list[str]:
     """The kinds' sources stand for their VARS_SCHEMA (some build it from a sibling's
     constants, so every module of the package): importing 18 kinds to read their schemas
-    was a third of a scan's start-up (issue 22)."""
+    was a third of a scan's start-up (docs/architecture.md#start-up-cost)."""
     return [os.path.join(kinds_dir, n) for n in sorted(os.listdir(kinds_dir)) if n.endswith(".py")]
 
 

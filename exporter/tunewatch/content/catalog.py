@@ -171,7 +171,7 @@ class ResolvedProfile(Record):
 
 def _clone(value):
     """A deep copy of YAML/JSON data (mappings, lists, scalars), as copy.deepcopy makes
-    one, without importing copy (and weakref with it) on every start (issue 22)."""
+    one, without importing copy (and weakref with it) on every start (docs/architecture.md#start-up-cost)."""
     if isinstance(value, dict):
         return {k: _clone(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -1,7 +1,7 @@
 """Waivers: an accepted failure of one check (or one object of it) until a day.
 
 A waiver file is user input, validated on every load against checks/schema/waivers.json.
-The engine imports this module only when a scan has waivers (issue 22: start-up).
+The engine imports this module only when a scan has waivers (docs/architecture.md#start-up-cost).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from ..host.fs import FS, is_network_fstype
 from .defaults import Defaults
 from ..parsers.sysctl_command import find_sysctl_runs
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
     from typing import Callable
     from ..parsers.mountinfo import MountInfo
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 def _reader(name: str) -> ModuleType:
     """The fact module `name`, imported when a check first asks for its fact: a scan
-    loads the readers (and parsers) its checks need, not all of them (issue 22)."""
+    loads the readers (and parsers) its checks need, not all of them (docs/architecture.md#start-up-cost)."""
     module = sys.modules.get(f"{__package__}.{name}")  # per IRQ and per sysctl: skip importlib's lock
     return module if module is not None else importlib.import_module(f"{__package__}.{name}")
 

@@ -51,7 +51,7 @@ NAMES = tuple(PROVIDES)
 
 class _Kinds(Mapping):
     """name -> kind module, imported on first use: a scan imports the kinds its profile
-    selects, not all 18 and every fact reader and parser they pull in (issue 22)."""
+    selects, not all 18 and every fact reader and parser they pull in (docs/architecture.md#start-up-cost)."""
 
     def __getitem__(self, name: str) -> ModuleType:
         if name not in NAMES:

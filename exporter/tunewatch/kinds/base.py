@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from typing import Any, Callable
     from collections.abc import Iterable
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:  # the fact readers load in the scan child, not in every process (issue 22)
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:  # the fact readers load in the scan child, not in every process (docs/architecture.md#start-up-cost)
     from ..facts.context import Facts
 
 

@@ -123,7 +123,7 @@ def _driver_default(t: Target, iface: Interface, key: str) -> Default | None:
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
-    if not t.interfaces():  # nothing in scope: parse no boot configuration (issue 22)
+    if not t.interfaces():  # nothing in scope: parse no boot configuration (docs/architecture.md#start-up-cost)
         return []
     persisted = t.facts.persisted_ethtool
 

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from typing import Any, Callable
     from ..parsers.mountinfo import MountInfo
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:  # annotations only: importing the fact readers is the scan child's job (issue 22)
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:  # annotations only: the fact readers are the scan child's (docs/architecture.md#start-up-cost)
     from ..facts.context import Facts
     from ..facts.interfaces import Interface
     from ..host.fs import FS

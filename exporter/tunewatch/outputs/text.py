@@ -31,7 +31,7 @@ _OBJ_STATUS = _STATUS_WIDTH - 4  # object text under its check's title; "notappl
 
 
 def terminal_width() -> int:
-    import shutil  # here: json and prometheus reports import this module too (issue 22)
+    import shutil  # here: json and prometheus reports import this module too (docs/architecture.md#start-up-cost)
 
     return max(40, shutil.get_terminal_size((100, 24)).columns)
 

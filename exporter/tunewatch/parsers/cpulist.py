@@ -11,7 +11,7 @@ import re
 from ..errors import ParseError
 from ._text import uint
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

@@ -18,7 +18,7 @@ from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
     from collections.abc import Container, Iterable, Iterator
 

@@ -18,10 +18,10 @@ from ..kinds.base import Target
 from ..kinds.selectors import condition_holds, select_interfaces
 from ..results import ERROR, NOTAPPLICABLE, CheckResult, NicInfo, ObjectResult, ScanResult, worst
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (docs/architecture.md#start-up-cost)
     from ..facts.context import Facts
-    import datetime as dt  # at run time only with waivers (issue 22)
+    import datetime as dt  # at run time only with waivers (docs/architecture.md#start-up-cost)
     from ..content.waivers import Waiver
     from typing import Callable
 
@@ -167,7 +167,7 @@ def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "
     Without a mount the scan could hang on (`hangsafe.needs_watchdog`: the mounts at and
     above the root are all local in-kernel file systems, as on most hosts) scan() runs
     here, with the same deadline, the same results and `timed_out` False: the fork, the
-    pickling and the reaping cost ~20 ms of a CLI scan (issue 22)."""
+    pickling and the reaping cost ~20 ms of a CLI scan (docs/architecture.md#start-up-cost)."""
     from . import hangsafe
 
     mountinfo = hangsafe.read_host_mountinfo()

@@ -3,7 +3,7 @@
 `engine.scan_with_watchdog` runs the scan in a forked child because a read on a hung
 network or FUSE file system cannot be interrupted, not even by SIGKILL. The fork, its
 copy-on-write faults, pickling every result and reaping the child cost ~20 ms of a ~90 ms
-CLI scan (issue 22), so it is skipped when nothing the scan can read is on such a mount.
+CLI scan (docs/architecture.md#start-up-cost), so it is skipped when nothing the scan can read is on such a mount.
 
 The rule (`needs_watchdog`): the scanning host's own /proc/self/mountinfo (the kernel's,
 not the root's snapshot copy) is read; the mount that contains the root (the longest mount

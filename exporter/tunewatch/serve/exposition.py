@@ -28,7 +28,7 @@ TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 GZIP_LEVEL = 6
 # The process_* and python_info series are rendered at most once a second: reading
-# /proc/self for them was 78 % of a cached scrape's CPU (issue 22), and a scraper that
+# /proc/self for them was 78 % of a cached scrape's CPU (docs/architecture.md#start-up-cost), and a scraper that
 # polls more often than once a second learns nothing from a fresher CPU counter.
 PROCESS_SERIES_MAX_AGE_S = 1.0
 

@@ -18,7 +18,7 @@ import sys
 
 from ..errors import ContentError, FactError
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
     from typing import Any, Callable
     from argparse import ArgumentParser, Namespace
