@@ -36,6 +36,9 @@ CACHE_FORMAT = 4  # 2: checks/defaults; 3: checks/references.yaml too; 4: file i
 # Folders of a content directory that hold no checks; every other folder is an area of checks
 # (network, storage, ...): a new one is picked up without a change here.
 NOT_CHECK_AREAS = frozenset({"profiles", "schema", "defaults"})
+# Reports list checks in content order: these areas first, in this order (the host's own
+# network, its storage, the hypervisor, then the rest), any other folder after them by name.
+AREA_ORDER = ("network", "storage", "vmware", "system")
 
 
 # The top-level directories that ship with tunewatch (setup.py copies them into the package).
@@ -231,7 +234,8 @@ class Content:
 
     def _content_files(self) -> tuple[list[str], list[str]]:
         checks = []
-        for area in sorted(os.listdir(self.directory)):
+        order = {area: i for i, area in enumerate(AREA_ORDER)}
+        for area in sorted(os.listdir(self.directory), key=lambda a: (order.get(a, len(order)), a)):
             area_dir = os.path.join(self.directory, area)
             if area in NOT_CHECK_AREAS or area.startswith((".", "_")) or not os.path.isdir(area_dir):
                 continue
