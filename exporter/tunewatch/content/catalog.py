@@ -35,7 +35,7 @@ CACHE_FORMAT = 4  # 2: checks/defaults; 3: checks/references.yaml too; 4: file i
 
 # Folders of a content directory that hold no checks; every other folder is an area of checks
 # (network, storage, ...): a new one is picked up without a change here.
-NOT_CHECK_AREAS = frozenset({"profiles", "schema", "defaults"})
+NOT_CHECK_AREAS = frozenset({"profiles", "schema", "defaults", "layouts"})
 # Reports list checks in content order: these areas first, in this order (the host's own
 # network, its storage, the hypervisor, then the rest), any other folder after them by name.
 AREA_ORDER = ("network", "storage", "vmware", "system")
