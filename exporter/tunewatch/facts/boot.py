@@ -2,7 +2,8 @@
 
 Two views: `boot_scripts` (text of every mechanism that runs at boot: NetworkManager
 dispatcher scripts, enabled systemd units with the scripts they execute, an executable
-rc.local, cron `@reboot` lines; udev rules are evaluated per device instead) and `persisted_ethtool` (ethtool settings each
+rc.local, cron `@reboot` lines; udev rules are evaluated per device instead) and
+`persisted_ethtool` (ethtool settings each
 mechanism applies and the interfaces it reaches, see facts/netconfig.py).
 
 NetworkManager-dispatcher(8): scripts in /{etc,usr/lib}/NetworkManager/dispatcher.d (and
@@ -32,6 +33,10 @@ from .filestat import file_stat
 from .interfaces import read_interfaces
 from .netconfig import PersistedEthtool
 from .services import BOOT_UNIT_DIRS, enabled_units, read_unit_state
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .interfaces import Interface
 
 __all__ = ["BootScript", "PersistedEthtool", "boot_scripts", "persisted_ethtool"]
 
@@ -163,8 +168,9 @@ def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript
     return scripts + _startup_files(fs)
 
 
-def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces=None, devices=None,
-                      outcomes=None) -> list[PersistedEthtool]:
+def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces: dict[str, Interface] | None = None,
+                      devices: dict | None = None,
+                      outcomes: dict | None = None) -> list[PersistedEthtool]:
     """`interfaces`, `devices`, `outcomes` (udev per device): as a scan's Facts read them once."""
     interfaces = interfaces if interfaces is not None else read_interfaces(fs)
     return netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces, devices, outcomes)

@@ -52,6 +52,17 @@ from .interfaces import Interface
 from .netdevice import NetDevice, read_net_devices
 from .services import read_unit_state
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Set as AbstractSet
+    from typing import Protocol
+
+    class BootScript(Protocol):
+        """What is read here of boot.BootScript (a Protocol: boot.py imports this module)."""
+        source: str
+        mechanism: str
+        text: str
+
 
 class PersistedEthtool(FrozenRecord):
     __slots__ = ("source", "settings", "targets", "problem", "on_add")
@@ -134,7 +145,7 @@ def _wicked_unsplit(var: str, value: str) -> str:
             f"not split it at ';' (put each command in its own ETHTOOL_OPTIONS_<suffix>)")
 
 
-def _from_ifcfg(fs: FS, names: set[str], unmanaged: set[str] = frozenset()) -> list[PersistedEthtool]:
+def _from_ifcfg(fs: FS, names: set[str], unmanaged: AbstractSet[str] = frozenset()) -> list[PersistedEthtool]:
     found = []
     for d, consumer_var, units in _IFCFG:
         for rel in fs.glob(d, "ifcfg-*"):
@@ -325,12 +336,6 @@ def udev_outcomes(fs: FS, devices: dict[str, NetDevice]) -> dict[str, udev.UdevO
     return {name: udev.evaluate(files, udev_device(fs, d)) for name, d in devices.items()}
 
 
-def udev_programs(fs: FS, interfaces: dict[str, Interface]) -> dict[str, list[tuple[str, str, int]]]:
-    """Per interface, the programs udev RUNs for its "add" event (substituted by udev's rules)."""
-    outcomes = udev_outcomes(fs, read_net_devices(fs, interfaces))
-    return {name: [(udev.substitute(p, name), src, line) for p, src, line in out.run] for name, out in outcomes.items()}
-
-
 def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:
     found = []
     for name, out in outcomes.items():
@@ -357,7 +362,7 @@ def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
 
 
-def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface]) -> tuple[str, ...]:
+def _script_targets(cmd: EthtoolCommand, script: BootScript, interfaces: dict[str, Interface]) -> tuple[str, ...]:
     """A literal interface reaches itself; a dispatcher script's `$1` the interfaces it runs
     for; another variable, in a script that reads `lower_*` links, the VFs below the
     interfaces it runs for (dispatcher) or names (any other mechanism: a unit's arguments
@@ -380,8 +385,8 @@ def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface
     return ()
 
 
-def _from_scripts(scripts, interfaces: dict[str, Interface], fs: FS | None = None,
-                  unmanaged: set[str] = frozenset()) -> list[PersistedEthtool]:
+def _from_scripts(scripts: list[BootScript], interfaces: dict[str, Interface], fs: FS | None = None,
+                  unmanaged: AbstractSet[str] = frozenset()) -> list[PersistedEthtool]:
     found = []
     for script in scripts:
         if script.mechanism == "udev":
@@ -393,8 +398,8 @@ def _from_scripts(scripts, interfaces: dict[str, Interface], fs: FS | None = Non
     return found
 
 
-def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices=None,
-                      outcomes=None) -> list[PersistedEthtool]:
+def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces: dict[str, Interface], devices: dict | None = None,
+                      outcomes: dict | None = None) -> list[PersistedEthtool]:
     """`devices` and `outcomes` (udev per device), when the caller has them already."""
     devices = devices if devices is not None else read_net_devices(fs, interfaces)
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)

@@ -35,9 +35,13 @@ from ..host.fs import FS
 from ..parsers.ini import parse_ini
 from ..parsers.sysctl_command import SysctlRun
 from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path
-from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d
+from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d  # noqa: F401 - re-exported: goss and collect read it here
 from .services import read_unit_state
 from .tuned import TunedProfile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 SYSCTL_DIRS = ("etc/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 SYSCTL_CONF = "etc/sysctl.conf"
@@ -155,7 +159,8 @@ class _Files:
                                  for s in parse_sysctl_conf(self.fs.read_required(rel), rel)}
         return self._parsed[rel]
 
-    def apply(self, base: dict[str, ConfiguredValue], files: list[str], only=None) -> dict[str, ConfiguredValue]:
+    def apply(self, base: dict[str, ConfiguredValue], files: list[str],
+              only: Callable[[str], bool] | None = None) -> dict[str, ConfiguredValue]:
         values = dict(base)
         for rel in files:
             values.update(self.settings(rel) if only is None else
@@ -212,7 +217,7 @@ def _late_modules(files: _Files, modules: ModulesBoot | None, module_params: dic
             continue
         keys = {k for p, k in module_params.items() if p.split(".", 1)[0] == module}
         base = {k: v for k, v in options.items() if k in keys}
-        consumers = []
+        consumers: list[Consumer] = []
         for hook in (h for h in hooks if h.module == module):
             values = dict(consumers[-1].values) if consumers else dict(base)
             consumers.append(_hook_consumer(files, hook, values, dropins, conf_is_file))
@@ -238,7 +243,7 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     after_systemd = files.apply(options, dropins)
     if not read_unit_state(fs, "systemd-sysctl.service").masked:
         consumers.append(Consumer("systemd-sysctl", after_systemd))
-    if _tuned_runs(fs, tuned):
+    if tuned is not None and _tuned_runs(fs, tuned):
         values = dict(after_systemd)
         values.update({k: ConfiguredValue(" ".join(v.split()), f"tuned profile {tuned.name} ({src})")
                        for k, (v, src) in tuned.sysctl.items()})
@@ -252,7 +257,8 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     return BootSysctl(tuple(consumers), sysctl_conf, linked, late, module_of)
 
 
-def safe_boot_sysctl(fs: FS, tuned_loader, module_params: dict[str, str], modules: ModulesBoot | None = None,
+def safe_boot_sysctl(fs: FS, tuned_loader: Callable[[], Any], module_params: dict[str, str],
+                     modules: ModulesBoot | None = None,
                      hooks: list[SysctlHook] | None = None) -> BootSysctl:
     """As read_boot_sysctl; an unreadable tuned profile matters only when tuned runs at boot."""
     try:

@@ -53,15 +53,15 @@ appends with a blank. ATTR{x}=: the last value written wins.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:
-    from typing import Callable, Optional, Tuple
-
 from .._lazyre import lazy
 from .._record import FrozenRecord, Record
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
 from .udev_match import match_string, substitute_format
+
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:
+    from typing import Callable
 
 __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
            "rules_files", "substitute"]
@@ -77,7 +77,7 @@ _MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST"
 _ASSIGN_ORDER = ["OPTIONS", "OWNER", "GROUP", "MODE", "TAG", "SECLABEL", "ENV", "NAME", "SYMLINK", "ATTR", "SYSCTL",
                  "RUN"]
 if TYPE_CHECKING:
-    ProgramResult = Optional[Tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
+    ProgramResult = tuple[bool, str | None] | None  # (succeeded, stdout); None: cannot be told
 
 
 def _sort_key(tok: UdevToken) -> int:
@@ -131,14 +131,14 @@ class UdevDevice(FrozenRecord):
     unknown_matches: bool  # a device known only by its subsystem: other keys match
     action: str
     program: Callable[[str], ProgramResult]
-    test: Callable[[str], Optional[bool]]  # TEST: does the path exist (None: cannot tell)
+    test: Callable[[str], bool | None]  # TEST: does the path exist (None: cannot tell)
     has_devnode: bool  # SYMLINK assignments apply only to a device with a node
 
     def __init__(self,
                  values: dict[str, str | None], attr: Callable[[str], str | None] = _no_attr,
                  levels: tuple[Level, ...] = (), unknown_matches: bool = False, action: str = "add",
                  program: Callable[[str], ProgramResult] = _no_program,
-                 test: Callable[[str], Optional[bool]] = _no_test, has_devnode: bool = False):
+                 test: Callable[[str], bool | None] = _no_test, has_devnode: bool = False):
         self.values = values
         self.attr = attr
         self.levels = levels

@@ -7,10 +7,14 @@ import sys
 
 from ..errors import ContentError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+
 HOST_MARKERS = ("proc", "sys", "etc/os-release")
 
 
-def check_root(args) -> None:
+def check_root(args: Namespace) -> None:
     """A --root with none of proc/, sys/ and etc/os-release is no host: every runtime check
     would be unreadable and "nothing configured" would pass persistent checks. Refuse it
     (exit 1) unless --allow-partial-root; warn when only some are missing."""

@@ -25,6 +25,11 @@ from ..facts import readd
 from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
 from .base import Target
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..facts.boot import BootScript
+    from ..facts.interfaces import Interface
+
 MOVED_BY_IRQBALANCE = "moved by irqbalance"  # after_readd.predicted where irqbalance places the new IRQs
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
 _REGEX = {"type": "string", "format": "regex"}
@@ -75,7 +80,7 @@ def _through_lowers(master: str, code: str) -> bool:
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
-    if not t.interfaces():  # nothing in scope: parse no boot configuration (issue 22)
+    if not t.interfaces():  # nothing in scope: parse no boot configuration (docs/architecture.md#start-up-cost)
         return []
     patterns = [re.compile(p) for p in t.vars["patterns"]]
     mechanisms = set(t.vars.get("mechanisms", _MECHANISMS))
@@ -88,7 +93,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
     unmanaged = _unmanaged(t)
     for iface in t.interfaces():
         # (source, runs again on the device's add event)
-        found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning if _names(iface.name, code[s.source])]
+        found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning
+                 if _names(iface.name, code[s.source])]
         found += [(f"{s.source} (through {iface.master}'s lower_* links)", readd.bound_to_device(t.facts.fs, s))
                   for s in pinning if iface.master and s.source not in dict(found)
                   and _through_lowers(iface.master, code[s.source])]
@@ -136,14 +142,14 @@ def _unmanaged(t: Target) -> set[str]:
         return set()
 
 
-def _on_add(t: Target, script, iface: str, unmanaged: set[str]) -> bool:
+def _on_add(t: Target, script: BootScript, iface: str, unmanaged: set[str]) -> bool:
     """Does the mechanism that names `iface` run again when `iface` is added?"""
     if script.mechanism == "nm-dispatcher":
         return readd.dispatcher_runs_for(script, iface, unmanaged)
     return readd.bound_to_device(t.facts.fs, script)
 
 
-def _after_readd(iface, again: list[str], balancer: bool) -> AfterReadd:
+def _after_readd(iface: Interface, again: list[str], balancer: bool) -> AfterReadd:
     """The new IRQs of a re-added device start at the kernel's default affinity; a running
     irqbalance is told of the add (a udev rule signals it, and its periodic rescan finds
     new IRQs) and places them itself, whatever pinned them."""
@@ -151,11 +157,12 @@ def _after_readd(iface, again: list[str], balancer: bool) -> AfterReadd:
         return AfterReadd(MOVED_BY_IRQBALANCE, "irqbalance runs and places the new IRQs of a re-added device", FAIL)
     if again:
         return AfterReadd("pinned", f"re-applied on add by {', '.join(again)}", PASS)
-    return AfterReadd("default affinity", f"driver default (the kernel's default affinity for the new IRQs of {iface.name}; "
+    return AfterReadd("default affinity",
+                      f"driver default (the kernel's default affinity for the new IRQs of {iface.name}; "
                                "no mechanism that pins them runs on its add event)", FAIL)
 
 
-def _fix(iface) -> Fix:
+def _fix(iface: Interface) -> Fix:
     # the rule `tunewatch remediate` writes (remediate/nic.py `_irq_udev_rules()`); CPULIST
     # is the runtime check's allowed CPUs, which this kind does not know
     return Fix(file=f"/etc/udev/rules.d/99-tunewatch-irq-affinity-{iface.driver}.rules",

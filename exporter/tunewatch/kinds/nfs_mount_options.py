@@ -12,6 +12,11 @@ from ..facts.mounts import fstab_entry
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target, per_object
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
 VARS_SCHEMA = {
     "type": "object", "required": ["options", "source"], "additionalProperties": False,
     "properties": {
@@ -22,12 +27,13 @@ VARS_SCHEMA = {
         "flag_aliases": {"type": "object", "additionalProperties": {"type": "string"}},
         "negations": {"type": "object", "additionalProperties": {"type": "string"}},
         "defaults": {"type": "object", "additionalProperties": {"type": "string"}},
-        "value_aliases": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}}},
+        "value_aliases": {"type": "object",
+                          "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}}},
     },
 }
 
 
-def normalise(pairs, v: dict, with_defaults: bool = True) -> dict[str, str]:
+def normalise(pairs: Iterable[tuple[str, str | None]], v: dict, with_defaults: bool = True) -> dict[str, str]:
     """Options as {key: value}; flags get value "" and negated flags value "off"."""
     flag_aliases, key_aliases = v.get("flag_aliases", {}), v.get("key_aliases", {})
     negations, value_aliases = v.get("negations", {}), v.get("value_aliases", {})
@@ -62,7 +68,7 @@ def _missing(have: dict[str, str], wanted: list[tuple[str, str, str]]) -> list[s
     return problems
 
 
-def _merged(pairs, wanted: list[str], v: dict) -> str:
+def _merged(pairs: Iterable[tuple[str, str | None]], wanted: list[str], v: dict) -> str:
     """The fstab options with every wanted option in, replacing options of the same meaning."""
     want_keys = {key for _option, key, _value in _meanings(wanted, v)}
     kept = [k if val is None else f"{k}={val}" for k, val in pairs
@@ -70,8 +76,9 @@ def _merged(pairs, wanted: list[str], v: dict) -> str:
     return ",".join(kept + wanted)
 
 
-def _pair(option: str):
-    return tuple(option.split("=", 1)) if "=" in option else (option, None)
+def _pair(option: str) -> tuple[str, str | None]:
+    key, sep, value = option.partition("=")
+    return (key, value) if sep else (option, None)
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
@@ -88,7 +95,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             entry = fstab_entry(entries, mount.mount_point)
             if entry is None:
                 return ObjectResult(mount.mount_point, FAIL, want, "no fstab entry",
-                                    f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot",
+                                    f"{mount.mount_point} is mounted but not in /etc/fstab: it will not come back at boot",  # noqa: E501 - a message
                                     predicted=UNKNOWN, source="not configured: no /etc/fstab line mounts it at boot",
                                     fix=Fix(file="/etc/fstab", change=f"{mount.source} {mount.mount_point} "
                                             f"{mount.fstype} {want} 0 0"))
@@ -97,12 +104,12 @@ def evaluate(t: Target) -> list[ObjectResult]:
             pairs, where = tuple(mount.mount_options) + tuple(mount.super_options), "mountinfo"
         problems = _missing(normalise(pairs, t.vars), meanings)
         actual = ",".join(k if v is None else f"{k}={v}" for k, v in pairs)
-        boot = dict(predicted=actual, source=f"configured by {where}") if fstab else {}
+        boot: dict[str, Any] = dict(predicted=actual, source=f"configured by {where}") if fstab else {}
         if problems:
             fix = (Fix(file="/etc/fstab", change=f"{entry.spec} {entry.file} {entry.vfstype} "
-                       f"{_merged(pairs, wanted, t.vars)} {entry.freq} {entry.passno}") if fstab else
+                       f"{_merged(pairs, wanted, t.vars)} {entry.freq} {entry.passno}") if fstab and entry else
                    Fix(command=f"umount {mount.mount_point} && mount {mount.mount_point}",
-                       note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))
+                       note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))  # noqa: E501 - a message
             return ObjectResult(mount.mount_point, FAIL, want, "; ".join(problems),
                                 f"{mount.mount_point} ({where}): {'; '.join(problems)}"
                                 + ("" if fstab else "; fix /etc/fstab and remount"), fix=fix, **boot)

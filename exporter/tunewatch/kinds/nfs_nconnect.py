@@ -14,6 +14,10 @@ from ..facts.mounts import fstab_entry
 from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
 from .base import Target, as_number, per_object
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..facts.host import Host
+
 VARS_SCHEMA = {
     "type": "object", "required": ["nconnect", "min_kernel"], "additionalProperties": False,
     "properties": {
@@ -33,7 +37,7 @@ def kernel_tuple(release: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", release.split(".el")[0].split("-default")[0])[:4])
 
 
-def supported(host, v: dict) -> bool | None:
+def supported(host: Host, v: dict) -> bool | None:
     """True/False from the content table; None when the kernel version is unknown."""
     kernel = kernel_tuple(host.kernel) if host.kernel != "unknown" else ()
     if not kernel:
@@ -85,7 +89,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             return ObjectResult(mount.mount_point, PASS, want, f"nconnect={value}",
                                 f"{mount.mount_point} uses {value} TCP connections ({where})", setting, **boot)
         shown = f"nconnect={value}" if value else "no nconnect (1 connection)"
-        if fstab:
+        if fstab and entry is not None:  # None returned above
             opts = [k if v is None else f"{k}={v}" for k, v in entry.options if k != "nconnect"]
             fix = Fix(file="/etc/fstab", change=f"{entry.spec} {entry.file} {entry.vfstype} "
                       f"{','.join(opts + [f'nconnect={wanted}'])} {entry.freq} {entry.passno}")

@@ -22,6 +22,12 @@ from ..facts import readd
 from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
 from .base import Target, as_number, per_object
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from ..facts.interfaces import Interface
+    from ..facts.defaults import Default
+
 VARS_SCHEMA = {
     "type": "object", "required": ["requirements"], "additionalProperties": False,
     "properties": {
@@ -44,7 +50,7 @@ VARS_SCHEMA = {
 }
 
 
-def _satisfies(value: str, wanted) -> bool:
+def _satisfies(value: str, wanted: Any) -> bool:
     wanted = str(wanted)
     if wanted.startswith("<="):
         got, limit = as_number(value), as_number(wanted[2:].strip())
@@ -54,7 +60,7 @@ def _satisfies(value: str, wanted) -> bool:
     return value == wanted
 
 
-def _script_entries(t: Target, iface, on_add: bool = False) -> list[tuple[str, dict]]:
+def _script_entries(t: Target, iface: Interface, on_add: bool = False) -> list[tuple[str, dict]]:
     """(source, settings) of known start-up programs run by a boot mechanism (`on_add`:
     only those that run again when the device is added: a unit the device pulls in)."""
     found = []
@@ -74,7 +80,7 @@ def _script_entries(t: Target, iface, on_add: bool = False) -> list[tuple[str, d
 _OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
 
 
-def _fix(iface, required: dict, missing_keys: list[str]) -> Fix:
+def _fix(iface: Interface, required: dict, missing_keys: list[str]) -> Fix:
     """An ethtool command per group of missing settings, to run at boot for this interface
     (the runtime command too); the persistent file is the consumer's choice (note)."""
     wanted = {k: v for k, v in required.items() if k in missing_keys}
@@ -88,12 +94,12 @@ def _fix(iface, required: dict, missing_keys: list[str]) -> Fix:
                     "[ethtool] setting, a systemd .link file or a udev rule matching its driver")
 
 
-def _target_value(wanted) -> str:
+def _target_value(wanted: Any) -> str:
     wanted = str(wanted)
     return wanted[2:].strip() if wanted.startswith("<=") else wanted
 
 
-def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
+def _requirement(t: Target, iface: Interface, key: str, wanted: Any) -> tuple[object, str]:
     """The runtime form's own requirement: a `<= N` channel count is also at most the
     logical CPUs of the NIC's NUMA node (nic-queue-count's rule)."""
     wanted_s = str(wanted)
@@ -107,7 +113,7 @@ def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
     return wanted, ""
 
 
-def _driver_default(t: Target, iface, key: str):
+def _driver_default(t: Target, iface: Interface, key: str) -> Default | None:
     """The driver default of the kernel that boots next (Facts.default names it)."""
     try:
         vcpus = len(t.facts.topology.online)
@@ -117,10 +123,11 @@ def _driver_default(t: Target, iface, key: str):
         device = t.facts.ethtool(iface.name)
     except (FactError, ParseError):
         device = None
-    return t.facts.default(iface.driver, key, vcpus, device)
+    return t.facts.default(iface.driver or "", key, vcpus, device)
 
 
-def _predict(t: Target, iface, judged: dict, applied: list[tuple[str, dict]], on_add: bool = False):
+def _predict(t: Target, iface: Interface, judged: dict, applied: list[tuple[str, dict]],
+             on_add: bool = False) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
     """What `applied` (source, settings) leaves on `iface`, key by key, the driver default
     where nothing sets a key: (found, missing, predicted, sources, assumed)."""
     found, missing, predicted, sources, assumed = [], [], [], [], []
@@ -158,14 +165,14 @@ def _joined(predicted: list[str], n: int) -> str:
     return "; ".join(predicted) if n > 1 else predicted[0].split("=", 1)[1]
 
 
-def _after_readd(t: Target, iface, judged: dict, applied: list[tuple[str, dict]]) -> AfterReadd:
+def _after_readd(t: Target, iface: Interface, judged: dict, applied: list[tuple[str, dict]]) -> AfterReadd:
     """The same prediction from only the mechanisms that run on the device's add event."""
     _found, missing, predicted, sources, _assumed = _predict(t, iface, judged, applied, on_add=True)
     return AfterReadd(_joined(predicted, len(judged)), "; ".join(sources), FAIL if missing else PASS)
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
-    if not t.interfaces():  # nothing in scope: parse no boot configuration (issue 22)
+    if not t.interfaces():  # nothing in scope: parse no boot configuration (docs/architecture.md#start-up-cost)
         return []
     persisted = t.facts.persisted_ethtool
 
@@ -186,7 +193,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
         readd_applied = [(e.source, e.settings) for e in mine if not e.problem and e.on_add] \
             + _script_entries(t, iface, on_add=True)
         after = _after_readd(t, iface, judged, readd_applied)
-        boot = dict(predicted=_joined(predicted, len(judged)), source="; ".join(sources), after_readd=after)
+        boot: dict[str, Any] = dict(predicted=_joined(predicted, len(judged)), source="; ".join(sources),
+                                    after_readd=after)
         if not missing:
             note = f" ({'; '.join(dict.fromkeys(assumed))})" if assumed else ""
             return ObjectResult(iface.name, PASS, want, "; ".join(found), f"{iface.name}: " + "; ".join(found) + note,

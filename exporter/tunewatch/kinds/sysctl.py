@@ -11,6 +11,12 @@ from ..errors import FactError, ParseError
 from ..results import ERROR, FAIL, PASS, UNKNOWN, Fix, ObjectResult, Setting
 from .base import Target, as_number
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from ..facts.sysctl import BootSysctl, ConfiguredValue
+    from ..facts.defaults import Default
+
 SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
 
 VARS_SCHEMA = {
@@ -25,14 +31,14 @@ VARS_SCHEMA = {
 }
 
 
-def _same(actual: str, expected) -> bool:
+def _same(actual: str, expected: Any) -> bool:
     a, e = as_number(actual), as_number(expected)
     if a is not None and e is not None:
         return a == e
     return " ".join(str(actual).split()) == " ".join(str(expected).split())
 
 
-def _runtime(t: Target, key: str, expected) -> ObjectResult:
+def _runtime(t: Target, key: str, expected: Any) -> ObjectResult:
     try:
         actual = t.facts.sysctl_runtime(key)
     except FactError as e:
@@ -49,11 +55,11 @@ def _runtime(t: Target, key: str, expected) -> ObjectResult:
                         fix=Fix(command=f"sysctl -w {key}={expected}"))
 
 
-def _origin(value) -> str:
+def _origin(value: ConfiguredValue) -> str:
     return f"configured by {value.source}"
 
 
-def _default(t: Target, boot, key: str):
+def _default(t: Target, boot: BootSysctl, key: str) -> Default | None:
     """The value the key comes back with when nothing sets it (content, for the kernel
     that boots next), or None."""
     return t.facts.default(boot.module_of.get(key, "kernel"), key)
@@ -67,14 +73,15 @@ def _builtin_of(t: Target) -> str:
         return ""  # not reached: modules_boot raised the same error before a module was judged late
 
 
-def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
+def _unset(t: Target, boot: BootSysctl, key: str, expected: Any, setting: list[Setting]) -> ObjectResult:
     """Nothing sets the key at boot: judge the default the kernel or module comes back with."""
     late = boot.late_module(key)
     hint, never = "", None
     in_conf = boot.sysctl_conf.get(key)
     sysctl_source = next((v for c in boot.consumers for v in [c.values.get(key)] if v is not None), None)
-    if late is not None and (sysctl_source or in_conf):
-        where = (sysctl_source or in_conf).source
+    origin = sysctl_source or in_conf
+    if late is not None and origin is not None:
+        where = origin.source
         never = f"{where} sets {key} but never reaches it: {late.why}{_builtin_of(t)}"
         hint = f"; {never}"
     elif in_conf and not boot.sysctl_conf_linked:
@@ -103,7 +110,7 @@ def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
                         (default.source if default else "not configured; the default is unknown"), fix=fix)
 
 
-def _configured(t: Target, boot, key: str, expected) -> ObjectResult:
+def _configured(t: Target, boot: BootSysctl, key: str, expected: Any) -> ObjectResult:
     # each consumer's view is what the key holds after it ran; a consumer that does not set
     # the key leaves the earlier value (module option, systemd-sysctl) and disagrees with nobody
     late = boot.late_module(key)

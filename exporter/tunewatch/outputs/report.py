@@ -7,6 +7,11 @@ import json
 
 from ..results import ScanResult
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..results import ObjectResult
+    from xml.etree.ElementTree import Element
+
 
 def to_dict(result: ScanResult) -> dict:
     host = result.host
@@ -24,8 +29,9 @@ def to_dict(result: ScanResult) -> dict:
     }
 
 
-def _object_dict(o) -> dict:
-    d = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual, "message": o.message}
+def _object_dict(o: ObjectResult) -> dict:
+    d: dict[str, object] = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual,
+                            "message": o.message}
     if o.predicted is not None:
         d["predicted"], d["source"] = o.predicted, o.source
     if o.after_readd is not None:
@@ -50,7 +56,7 @@ def render_junit(result: ScanResult) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
 
 
-def junit_suite(result: ScanResult, name: str | None = None):
+def junit_suite(result: ScanResult, name: str | None = None) -> Element:
     """The scan's <testsuite> element; `name` (a VM of a fleet report) replaces the hostname."""
     import xml.etree.ElementTree as ET
 

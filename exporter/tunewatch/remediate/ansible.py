@@ -19,6 +19,11 @@ from .steps import (
     Plan, WriteFile, change_lines,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from .steps import Step
+
 ROOT = "{{ tunewatch_root }}"
 LIVE = "tunewatch_root == ''"
 COPY = "tunewatch_root != ''"
@@ -48,7 +53,8 @@ def _guard() -> list[dict]:
              "check_mode": False, "tags": ["always"]},
             {"name": "tunewatch guard: refuse another host, or the scanned host after a reboot",
              "ansible.builtin.fail": {"msg": (
-                 "refusing: written for {{ tunewatch_scan_hostname }} at boot {{ tunewatch_scan_boot_id or 'unknown' }}, "
+                 "refusing: written for {{ tunewatch_scan_hostname }} at boot "
+                 "{{ tunewatch_scan_boot_id or 'unknown' }}, "
                  "this is {{ tw_identity.stdout }}: another host, or the host rebooted since the scan (or the scan "
                  "recorded no boot id); scan it again (-e tunewatch_force=true overrides)")},
              "when": ["not (tunewatch_force | bool)",
@@ -73,7 +79,7 @@ def _python_re(ere: str) -> str:
     return ere.replace("[:space:]", r"\s")
 
 
-def _quote(words) -> str:
+def _quote(words: Iterable[str]) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -88,7 +94,7 @@ def _directory(path: str) -> dict:
                                                                      "mode": "0755"}, "tags": [PERSISTENT]}
 
 
-def _tasks(step) -> list[dict]:
+def _tasks(step: Step) -> list[dict]:
     a = step.action
     name = f"[{step.phase}] {step.check} {step.object}: {' '.join(step.summary.split())}"
     if isinstance(a, Command):
@@ -101,11 +107,13 @@ def _tasks(step) -> list[dict]:
         script = (IRQ_PRELUDE + IRQ_FUNCTION + f"tw_irqs {_quote([a.cpus, a.iface, a.control])}\n")
         return [{"name": name, **_shell(script), "when": LIVE, "tags": [RUNTIME]}]
     if isinstance(a, WriteFile):
-        return [_directory(a.path), {"name": name, "ansible.builtin.copy": {"dest": f"{ROOT}/{a.path}", "content": Unsafe(a.content + "\n"),
+        return [_directory(a.path), {"name": name, "ansible.builtin.copy": {"dest": f"{ROOT}/{a.path}",
+                                                                            "content": Unsafe(a.content + "\n"),
                                                          "mode": a.mode, "owner": "root", "group": "root"},
                  "tags": [PERSISTENT]}]
     if isinstance(a, EnsureLine):
-        return [_directory(a.path), {"name": name, "ansible.builtin.lineinfile": {"path": f"{ROOT}/{a.path}", "regexp": Unsafe(_python_re(a.regex)),
+        return [_directory(a.path), {"name": name, "ansible.builtin.lineinfile": {"path": f"{ROOT}/{a.path}",
+                                                                                  "regexp": Unsafe(_python_re(a.regex)),
                                                                "line": Unsafe(a.line), "create": True, "mode": a.mode},
                  "tags": [PERSISTENT]}]
     if isinstance(a, CommentOut):
@@ -128,7 +136,8 @@ def _tasks(step) -> list[dict]:
         live = {"name": a.unit, "enabled": not masking, "masked": masking,
                 "state": "stopped" if masking else "started"}
         verb = "disable" if masking else "enable"
-        offline = (f"if systemctl --root={ROOT} is-enabled {a.unit} 2>/dev/null | grep -qx {'masked' if masking else 'enabled'}; "
+        state = "masked" if masking else "enabled"
+        offline = (f"if systemctl --root={ROOT} is-enabled {a.unit} 2>/dev/null | grep -qx {state}; "
                    f"then exit 0; fi\nsystemctl --root={ROOT} {verb} {a.unit} || true\n"
                    + (f"systemctl --root={ROOT} mask {a.unit}\n" if masking else "") + "echo TUNEWATCH_CHANGED\n")
         return [{"name": name, "ansible.builtin.systemd_service": live, "when": LIVE, "tags": [PERSISTENT]},

@@ -10,8 +10,15 @@ import sys
 
 from .hostview import scan_host
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace, _SubParsersAction
+    from typing import Callable
+    from ..content.catalog import Content, ResolvedProfile
+    from ..content.waivers import Waiver
 
-def add_parser(subparsers, scan_args) -> None:
+
+def add_parser(subparsers: _SubParsersAction, scan_args: Callable[[ArgumentParser], None]) -> None:
     p = subparsers.add_parser("remediate", help="write a bash script or Ansible playbook that fixes the failed checks")
     scan_args(p)
     p.add_argument("--format", choices=("bash", "ansible"), default="bash", help="output format (default: bash)")
@@ -19,7 +26,7 @@ def add_parser(subparsers, scan_args) -> None:
     p.set_defaults(run=run)
 
 
-def run(args, load) -> int:
+def run(args: Namespace, load: Callable[[Namespace], tuple[Content, ResolvedProfile, list[Waiver]]]) -> int:
     from .ansible import render_ansible
     from .bash import render_bash
     from .plan import build_plan

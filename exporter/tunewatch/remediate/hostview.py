@@ -17,6 +17,11 @@ from ..errors import ContentError
 from ..facts.context import Facts
 from ..host.fs import FS
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..content.catalog import Content
+    from ..content.waivers import Waiver
+
 
 @dataclass
 class HostView:
@@ -28,7 +33,7 @@ class HostView:
         return next(sel for sel in self.profile.checks if sel.check.id == check_id)
 
 
-def scan_host(content, profile: ResolvedProfile, root: str, waivers=None) -> HostView:
+def scan_host(content: Content, profile: ResolvedProfile, root: str, waivers: list[Waiver] | None = None) -> HostView:
     if not os.path.isdir(root):
         raise ContentError(root, "--root is not a directory")
     result = engine.scan(content, profile, root, waivers)

@@ -31,6 +31,13 @@ from .steps import (
     MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, IniSet, Note, PinIrqs, Step, WriteFile,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..content.catalog import SelectedCheck
+    from ..results import CheckResult
+    from collections.abc import Iterator
+    from ..facts.interfaces import Interface
+
 ETHTOOL = "/usr/sbin/ethtool"
 SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
 SECTION_QUERY = {"channels": "-l", "rings": "-g", "coalesce": "-c", "features": "-k"}
@@ -45,7 +52,7 @@ IRQ_SCRIPT = "usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh"
 _DEVICE_KINDS = ("nic_settings_persistent", "irq_affinity_persistent")
 
 
-def lost_on_readd(result) -> list:
+def lost_on_readd(result: CheckResult) -> list:
     """Objects tuned for the next boot whose setting a re-add of the device loses (not where
     irqbalance is the cause: irqbalance-disabled fixes that)."""
     if result.kind not in _DEVICE_KINDS:
@@ -59,7 +66,7 @@ def _probe(section: str, iface: str, key: str) -> str:
     return f"tw_ethtool_value {SECTION_QUERY[section]} {iface} {shlex.quote(label)}"
 
 
-def nic_channels(ctx: Context, sel, result):
+def nic_channels(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in _failed(result):
         kind = next((s.name.split(".")[1] for s in obj.settings if s.name.startswith("channels.")
                      and s.name != "channels.limit"), "combined")
@@ -68,7 +75,7 @@ def nic_channels(ctx: Context, sel, result):
                    Command(("ethtool", "-L", obj.object, kind, limit), _probe("channels", obj.object, kind), limit))
 
 
-def nic_ethtool(ctx: Context, sel, result):
+def nic_ethtool(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     section = sel.vars["section"]
     for obj in _failed(result):
         data = ctx.facts.ethtool(obj.object).get(section) or {}
@@ -78,11 +85,12 @@ def nic_ethtool(ctx: Context, sel, result):
         # one command per section: each ring or channel change re-initialises the NIC's queues
         words = [w for k, v in wrong.items() for w in (k, v)]
         probe = "echo " + " ".join(f"$({_probe(section, obj.object, k)})" for k in wrong)
-        yield Step(sel.check.id, obj.object, RUNTIME, f"ethtool {SECTION_OPTION[section]} {obj.object} {' '.join(words)}",
+        yield Step(sel.check.id, obj.object, RUNTIME,
+                   f"ethtool {SECTION_OPTION[section]} {obj.object} {' '.join(words)}",
                    Command(("ethtool", SECTION_OPTION[section], obj.object, *words), probe, " ".join(wrong.values())))
 
 
-def _required(sel, driver: str | None) -> dict[str, str]:
+def _required(sel: SelectedCheck, driver: str | None) -> dict[str, str]:
     required: dict[str, str] = {}
     for req in sel.vars["requirements"]:
         if driver in req["drivers"]:
@@ -161,7 +169,7 @@ def _wicked_assignments(existing: str, iface: str, settings: dict[str, str], sou
                                                   for n, c in enumerate(commands[1:], 1)]
 
 
-def _ethtool_udev_rule(sel, iface, settings: dict[str, str]) -> Step:
+def _ethtool_udev_rule(sel: SelectedCheck, iface: Interface, settings: dict[str, str]) -> Step:
     """Runs on every add of the NIC: at boot and when it is re-added (a VF by its driver,
     whatever its name; another NIC by its name)."""
     rule = ", ".join(f'RUN+="{ETHTOOL} {c.replace(iface.name, "$name", 1)}"' for c in _commands(iface.name, settings))
@@ -169,13 +177,14 @@ def _ethtool_udev_rule(sel, iface, settings: dict[str, str]) -> Step:
         rel, match, what = (f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.driver}.rules",
                             f'DRIVERS=="{iface.driver}"', f"every {iface.driver} interface")
     else:
-        rel, match, what = f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.name}.rules", f'KERNEL=="{iface.name}"', iface.name
+        rel, match, what = (f"etc/udev/rules.d/99-tunewatch-ethtool-{iface.name}.rules", f'KERNEL=="{iface.name}"',
+                            iface.name)
     return Step(sel.check.id, iface.name, PERSISTENT, f"udev rule /{rel} for {what}",
                 WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id}): at boot and when the "
                                f"device is added again\nACTION==\"add\", SUBSYSTEM==\"net\", {match}, {rule}"))
 
 
-def nic_settings_persistent(ctx: Context, sel, result):
+def nic_settings_persistent(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in lost_on_readd(result):  # tuned for the next boot, not for a re-add: a rule that runs on every add
         iface = ctx.interface(obj.object)
         settings = _required(sel, iface.driver if iface else None)
@@ -223,7 +232,7 @@ def nic_settings_persistent(ctx: Context, sel, result):
 # -- IRQs -----------------------------------------------------------------------------------------
 
 
-def irq_placement(ctx: Context, sel, result):
+def irq_placement(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     """Pin each data IRQ of a failing NIC to one allowed CPU, round robin (fixes spread too).
     The step names the NIC, the CPUs and the control-vector patterns, never IRQ numbers: it
     finds the IRQs where and when it runs."""
@@ -246,7 +255,7 @@ def _escape_for_exec(text: str) -> str:
     return text.replace("%", "%%").replace("$", "$$")
 
 
-def _irq_unit(sel, iface, cpus: str, control: str):
+def _irq_unit(sel: SelectedCheck, iface: Interface, cpus: str, control: str) -> Iterator[Step]:
     """A unit pinning a NIC with a stable name (not a VF), bound to its device unit: started
     when the NIC appears, at boot and on every re-add, and stopped when it goes
     (systemd.device(5); systemd.unit(5) `BindsTo=`), so its RemainAfterExit state never
@@ -263,7 +272,7 @@ def _irq_unit(sel, iface, cpus: str, control: str):
     yield Step(sel.check.id, iface.name, PERSISTENT, f"systemctl enable {unit}", EnableUnit(unit))
 
 
-def _irq_udev_rules(sel, groups: dict[tuple[str, str], list], control: str):
+def _irq_udev_rules(sel: SelectedCheck, groups: dict[tuple[str, str], list], control: str) -> Iterator[Step]:
     """Accelerated Networking VFs: a udev rule per VF driver, run for each VF when it appears
     (at boot and when Azure hot-adds it again after host maintenance), whatever its name:
     `DRIVERS==` matches the VF's PCI parent (udev(7)), `%k` is the VF. Pinning the hv_netvsc
@@ -283,7 +292,7 @@ def _irq_udev_rules(sel, groups: dict[tuple[str, str], list], control: str):
             f"RUN+=\"/{IRQ_SCRIPT} {cpus} %k '{control}'\"")))
 
 
-def irq_affinity_persistent(ctx: Context, sel, result):
+def irq_affinity_persistent(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     runtime = next((s for s in ctx.view.profile.checks if s.check.kind == "irq_affinity"), None)
     t = ctx.target(runtime) if runtime else None
     control = _escape_for_exec("|".join(runtime.vars.get("control_irq_patterns", [])) or "^$") if runtime else ""

@@ -42,6 +42,10 @@ from ..host.fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
 from ..parsers.mountinfo import parse_mountinfo
 from ..parsers.sysctl_conf import sysctl_key_to_path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    pass
+
 SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot._script_text
 SMALL_MAX_BYTES = boot._MAX_SCRIPT_BYTES  # config files, unit files and scripts: what a scan reads
 # The kernel's own tables grow with the machine: proc/interrupts is 5 MB at 416 CPUs.
@@ -195,7 +199,7 @@ class _Snapshot:
 def _sysctl_keys(content: Content) -> set[str]:
     keys: set[str] = set()
 
-    def walk(cond) -> None:  # applicability: {sysctl_present: key} anywhere in any_of/all_of/not
+    def walk(cond: object) -> None:  # applicability: {sysctl_present: key} anywhere in any_of/all_of/not
         for k, v in cond.items() if isinstance(cond, dict) else enumerate(cond if isinstance(cond, list) else []):
             keys.add(v) if k == "sysctl_present" and isinstance(v, str) else walk(v)
 

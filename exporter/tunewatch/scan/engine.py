@@ -18,12 +18,11 @@ from ..kinds.base import Target
 from ..kinds.selectors import condition_holds, select_interfaces
 from ..results import ERROR, NOTAPPLICABLE, CheckResult, NicInfo, ObjectResult, ScanResult, worst
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (docs/architecture.md#start-up-cost)
     from ..facts.context import Facts
-    from ..facts.host import Host
     from ..host.fs import FS
-    import datetime as dt  # at run time only with waivers (issue 22)
+    import datetime as dt  # at run time only with waivers (docs/architecture.md#start-up-cost)
     from ..content.waivers import Waiver
     from typing import Callable
 
@@ -71,7 +70,7 @@ def _runtime_of(check_id: str | None, profile: ResolvedProfile, facts: Facts, do
 
 
 def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:
-    nics = []
+    nics: list[NicInfo] = []
     try:
         interfaces = select_interfaces(facts, scope.get("interfaces"))
     except (FactError, ParseError):
@@ -122,7 +121,7 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
         from ..host.fs import FS
         fs = FS(root, host_mountinfo)
     facts = Facts(fs, _module_params(profile), deadline, content.defaults)
-    results = []
+    results: list[CheckResult] = []
     early: dict[str, CheckResult] = {}  # runtime checks decided ahead of their turn for a -persistent one
     for sel in profile.checks:
         result = early.pop(sel.check.id, None) or evaluate_check(sel, facts, profile.scope)
@@ -154,7 +153,7 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
                       {cpu: n for n, cpus in nodes.items() for cpu in cpus})
 
 
-def _send(fd: int, item) -> None:
+def _send(fd: int, item: object) -> None:
     import pickle
     import struct
 
@@ -193,7 +192,7 @@ def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "
     Without a mount the scan could hang on (`hangsafe.needs_watchdog`: the mounts at and
     above the root are all local in-kernel file systems, as on most hosts) scan() runs
     here, with the same deadline, the same results and `timed_out` False: the fork, the
-    pickling and the reaping cost ~20 ms of a CLI scan (issue 22)."""
+    pickling and the reaping cost ~20 ms of a CLI scan (docs/architecture.md#start-up-cost)."""
     from . import hangsafe
 
     mountinfo = hangsafe.read_host_mountinfo()
