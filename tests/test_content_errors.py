@@ -53,6 +53,11 @@ CASES: dict[str, Expect] = {
     "check_bad_applicability": Expect(r"system/bad-applicability\.yaml", 9, "/applicability/hypervisor", "'hypervisor'"),
     "check_bad_regex_in_vars": Expect(
         r"network/bad-regex\.yaml", 10, "/vars/patterns/1", "regex"),
+    # a new folder under checks/ is an area of its own: its checks are loaded and validated
+    "check_runtime_check_unknown": Expect(r"kernel/somaxconn-persistent\.yaml", 9, "/runtime_check",
+                                          "runtime_check 'somaxconn' names no check of this content"),
+    # a required variable nobody sets is the check's fault, not the profile's that selects it
+    "check_required_var_unset": Expect(r"kernel/somaxconn\.yaml", 10, "/vars", "'source' is a required property"),
     # profiles
     "profile_unknown_check": Expect(r"profiles/typo\.yaml", 6, "/select/1", "unknown check id 'nic-queue-cnt'"),
     "profile_extends_unknown": Expect(r"profiles/child\.yaml", 4, "/extends", "unknown profile 'azure-sap-hana-v2'"),

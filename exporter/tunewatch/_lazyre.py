@@ -2,13 +2,17 @@
 
 Compiling costs 50-350 us a pattern; a scan imports ~50 of them and a host without udev
 rules, systemd .link files, NetworkManager dispatcher scripts or modprobe options never
-uses a dozen (~1.7 ms of a ~50 ms CLI scan, issue 22). Only for patterns used through
+uses a dozen (~1.7 ms of a ~50 ms CLI scan, docs/architecture.md#start-up-cost). Only for patterns used through
 their methods (match, sub, ...): a LazyPattern is not an re.Pattern.
 """
 
 from __future__ import annotations
 
 import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _METHODS = ("match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer", "pattern", "flags",
             "groups", "groupindex")
@@ -18,7 +22,7 @@ class LazyPattern:
     def __init__(self, pattern: str, flags: int = 0):
         self._args = (pattern, flags)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         """First use: compile, then keep the bound methods here (later look-ups are plain
         instance attributes, as fast as on the pattern itself)."""
         if name.startswith("__") or name == "_args":

@@ -1,7 +1,7 @@
 """Plain `__slots__` classes that compare, hash and print like the dataclasses they replace.
 
 A dataclass builds its methods with `exec` when its module is imported: ~0.5 ms a class,
-and a scan imports ~40 of them before reading a byte (issue 22). The records of the
+and a scan imports ~40 of them before reading a byte (docs/architecture.md#start-up-cost). The records of the
 parsers and fact readers use these bases with a hand-written `__init__` instead: equality
 (same class, equal fields in order), `repr`, and for the frozen ones the hash of the field
 tuple, as `@dataclass(frozen=True)` gives. Assigning a field is not refused: nothing
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 
 class Record:
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
     _norepr: tuple[str, ...] = ()
 
     def _fields(self) -> tuple:
@@ -26,7 +26,7 @@ class Record:
             return self._fields() == other._fields()
         return NotImplemented
 
-    __hash__ = None  # mutable, as a dataclass with eq and without frozen
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq and without frozen
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if name not in self._norepr)
@@ -46,5 +46,5 @@ class Record:
 class FrozenRecord(Record):
     __slots__ = ()
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # type: ignore[override]  # Record is unhashable (None), this one is not
         return hash(self._fields())

@@ -7,6 +7,10 @@ the scan goes on.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 
 class TunewatchError(Exception):
     """Base of every error tunewatch raises on purpose."""
@@ -41,3 +45,12 @@ class ContentError(TunewatchError):
         where = self.path + (f":{line}" if line is not None else "")
         at = f" at {pointer}" if pointer else ""
         super().__init__(f"{where}:{at} {message}" if at else f"{where}: {message}")
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """` (did you mean 'nic-queue-count'?)` for a mistyped id, else ``. Here, below content
+    and waivers, since both name unknown ids with it."""
+    import difflib  # local: the package's start-up imports errors, and few runs misspell
+
+    close = difflib.get_close_matches(word, sorted(known), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""

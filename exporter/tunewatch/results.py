@@ -11,6 +11,8 @@ from ._record import FrozenRecord, Record
 
 TYPE_CHECKING = False  # typing costs start-up; annotations are strings (docs/architecture.md)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .facts.host import Host
 
 PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED = "pass", "fail", "error", "notapplicable", "waived"
@@ -18,7 +20,7 @@ STATUSES = (PASS, FAIL, ERROR, NOTAPPLICABLE, WAIVED)
 _RANK = {FAIL: 4, ERROR: 3, WAIVED: 2, PASS: 1, NOTAPPLICABLE: 0}
 
 
-def worst(statuses) -> str:
+def worst(statuses: Iterable[str]) -> str:
     return max(statuses, key=_RANK.__getitem__, default=NOTAPPLICABLE)
 
 

@@ -8,8 +8,13 @@ from ..errors import ContentError
 from ..outputs.fleet import FLEET_FORMATS, render_fleet
 from ..results import EXIT_OK
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..vsphere.central import FleetResult
 
-def write_fleet_reports(reports: list[tuple[str, str | None]], fleet, write: Callable[[str, str | None], None],
+
+def write_fleet_reports(reports: list[tuple[str, str | None]], fleet: FleetResult,
+                        write: Callable[[str, str | None], None],
                         colour: Callable[[bool], bool]) -> int:
     """Every requested report of the fleet (`write(text, path)`); the exit code: 1 when
     vCenter could not be read, else 2 when a VM fails or errors, else 0."""

@@ -2,7 +2,7 @@
 
 argparse builds a formatter for every `add_argument` (to check the metavar), and
 HelpFormatter.__init__ imports shutil for the terminal width: shutil with bz2, lzma and
-fnmatch is ~2 ms of every command's start-up (issue 22), spent on a width nobody reads
+fnmatch is ~2 ms of every command's start-up (docs/architecture.md#start-up-cost), spent on a width nobody reads
 unless help or a usage error is printed. These formatters take the same width, from the
 same call, the first time it is read, so help looks exactly as before.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 
-class _LazyWidth:
+class _LazyWidth(argparse.HelpFormatter):
     def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
         self._asked = (max_help_position, width)
         self._sizes = None
@@ -47,4 +47,4 @@ class ArgumentParser(argparse.ArgumentParser):
             formatter_class = HelpFormatter
         elif formatter_class is argparse.RawDescriptionHelpFormatter:
             formatter_class = RawDescriptionHelpFormatter
-        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)  # type: ignore[misc]  # by keyword only

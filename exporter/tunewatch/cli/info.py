@@ -1,5 +1,5 @@
 """The commands that describe rather than scan: checks, profiles, validate-content, paths
-and completion. cli.py loads this module only for them, so a scan does not (issue 22)."""
+and completion. cli.py loads this module only for them, so a scan does not (docs/architecture.md#start-up-cost)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ import argparse
 import os
 import sys
 
-from .main import SHIPPED, build_parser
-from ..content.catalog import Content, did_you_mean, shipped_dir
-from ..errors import ContentError
+from ..content.catalog import SHIPPED, Content, shipped_dir
 from ..content.references import cite
+from ..errors import ContentError, did_you_mean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from collections.abc import Iterator
 
 
-def cmd_checks(args) -> int:
+def cmd_checks(args: Namespace) -> int:
     import textwrap
 
     content = Content(args.content)
@@ -42,7 +46,7 @@ def cmd_checks(args) -> int:
     return 0
 
 
-def cmd_profiles(args) -> int:
+def cmd_profiles(args: Namespace) -> int:
     import textwrap
 
     content = Content(args.content)
@@ -67,7 +71,7 @@ def cmd_profiles(args) -> int:
     return 0
 
 
-def cmd_validate(args) -> int:
+def cmd_validate(args: Namespace) -> int:
     content = Content(args.content)
     if args.tailoring:
         content.load_tailoring(args.tailoring)
@@ -78,29 +82,31 @@ def cmd_validate(args) -> int:
     return 0
 
 
-def cmd_paths(args) -> int:
+def cmd_paths(args: Namespace) -> int:
     """Where this tunewatch finds its content and the files that go with it (checkout or package)."""
     names = args.names or [n for n in SHIPPED if shipped_dir(n)]
     for name in names:
         if name not in SHIPPED:
-            raise ContentError("paths", f"unknown name {name!r}{did_you_mean(name, SHIPPED)} (known: {', '.join(SHIPPED)})")
+            raise ContentError("paths", f"unknown name {name!r}{did_you_mean(name, SHIPPED)}"
+                                        f" (known: {', '.join(SHIPPED)})")
         found = os.environ.get("TUNEWATCH_CONTENT") if name == "checks" else None
         found = found or shipped_dir(name)
         if found is None:
             raise ContentError(name, "not shipped with this installation")
         print(found if args.names else f"{name:11} {found}")
-    if not args.names and shipped_dir("docs"):
-        print(f"{'runbook':11} {os.path.join(shipped_dir('docs'), 'runbook.md')}")
+    docs = shipped_dir("docs")
+    if not args.names and docs:
+        print(f"{'runbook':11} {os.path.join(docs, 'runbook.md')}")
     return 0
 
 
-def cmd_completion(args) -> int:
+def cmd_completion(args: Namespace) -> int:
     """Static completion script by shtab; profile and check ids are listed from the content."""
     try:
         import shtab
     except ImportError as e:
         raise ContentError("completion", "needs the shtab package: pip install shtab") from e
-    parser = build_parser()
+    parser = args.build_parser()  # main's, passed in so that info does not import main
     content = Content(args.content)
     for action in _all_actions(parser):
         if action.dest == "profile":
@@ -113,7 +119,7 @@ def cmd_completion(args) -> int:
     return 0
 
 
-def _all_actions(parser: argparse.ArgumentParser):
+def _all_actions(parser: argparse.ArgumentParser) -> Iterator[argparse.Action]:
     for action in parser._actions:
         yield action
         if isinstance(action, argparse._SubParsersAction):

@@ -9,12 +9,19 @@ import argparse
 import os
 import sys
 
-from .. import __version__
-from .. import results
-from ..scan import engine
-from ..content.catalog import Content, did_you_mean
-from ..errors import ContentError, TunewatchError
+from .. import __version__, results
+from ..content.catalog import SHIPPED, Content
+from ..errors import ContentError, TunewatchError, did_you_mean
 from ..host.rootcheck import check_root
+from ..scan import engine
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace, _SubParsersAction
+    from typing import Callable
+
+    from ..content.catalog import ResolvedProfile
+    from ..results import ScanResult
 
 FORMATS = ("text", "json", "junit", "prometheus", "html", "xccdf", "arf")
 FILE = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # shtab's file completion
@@ -77,7 +84,7 @@ def _scan_args(p: argparse.ArgumentParser) -> None:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or with `only` (a subcommand name) that subcommand's parser
     alone: each ArgumentParser costs its formatter and gettext look-ups, and the serve flags
-    and the export/remediate modules are imports a scan does not need (issue 22). Parsing a
+    and the export/remediate modules are imports a scan does not need (docs/architecture.md#start-up-cost). Parsing a
     valid command line gives the same result either way; an unknown command (only=None)
     gets the whole parser and its "invalid choice" message."""
     from .helpformat import ArgumentParser  # argparse's, without importing shutil for every add_argument
@@ -95,13 +102,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_scan(sub) -> None:
+def _add_scan(sub: _SubParsersAction) -> None:
     p = sub.add_parser("scan", help="scan this host (or a snapshot) and report per check and object")
     _scan_args(p)
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the report to FILE (prometheus: atomically, for node_exporter's textfile collector, "
-                        f"e.g. {TEXTFILE_PATH})").complete = FILE  # type: ignore[attr-defined]
+                        f"e.g. {TEXTFILE_PATH})").complete = FILE
     p.add_argument("--exit-code", dest="exit_code", action="store_true",
                    help="prometheus with --output: exit 2 when a check fails or errors, as the other formats do "
                         "(default: exit 0 once the file is written, so a systemd timer does not report a failure)")
@@ -111,7 +118,7 @@ def _add_scan(sub) -> None:
     for fmt in FORMATS:
         p.add_argument(f"--output-{fmt}", dest="report", action="append", metavar="FILE",
                        type=lambda path, fmt=fmt: (fmt, path), help=f"same as --report {fmt}=FILE"
-                       ).complete = FILE  # type: ignore[attr-defined]
+                       ).complete = FILE
     p.add_argument("--runbook-url", metavar="URL", default=os.environ.get("TUNEWATCH_RUNBOOK_URL") or None,
                    help="html: link each check to URL#<check id>, the published runbook (default: "
                         "$TUNEWATCH_RUNBOOK_URL; without either the report embeds each check's runbook section)")
@@ -127,7 +134,7 @@ def _add_scan(sub) -> None:
     vsphere_arguments(p, "scan")
 
 
-def _add_collect(sub) -> None:
+def _add_collect(sub: _SubParsersAction) -> None:
     p = sub.add_parser("collect", help="write a snapshot of this host's facts to DIR")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--verbose", "-v", action="store_true", help="list every file skipped (default: one summary line)")
@@ -137,7 +144,7 @@ def _add_collect(sub) -> None:
     vsphere_arguments(p, "collect")
 
 
-def _add_serve(sub) -> None:
+def _add_serve(sub: _SubParsersAction) -> None:
     p = sub.add_parser("serve", help="Prometheus exporter: scan in the background, serve /metrics")
     _scan_args(p)
     from ..serve.options import add_serve_arguments  # light: no web stack for the other commands
@@ -147,47 +154,48 @@ def _add_serve(sub) -> None:
     vsphere_arguments(p, "serve")
 
 
-def _add_checks(sub) -> None:
+def _add_checks(sub: _SubParsersAction) -> None:
     p = sub.add_parser("checks", help="list checks, or explain the ones named")
     p.add_argument("ids", nargs="*", metavar="CHECK")
     p.add_argument("--verbose", "-v", action="store_true", help="show rationale, parameters and references")
     _content_args(p)
 
 
-def _add_profiles(sub) -> None:
+def _add_profiles(sub: _SubParsersAction) -> None:
     p = sub.add_parser("profiles", help="list profiles, or show the checks and parameters of one")
     p.add_argument("ids", nargs="*", metavar="PROFILE")
     _content_args(p)
 
 
-def _add_validate_content(sub) -> None:
+def _add_validate_content(sub: _SubParsersAction) -> None:
     p = sub.add_parser("validate-content", help="load and validate all content (and tailoring/waiver files)")
     p.add_argument("--tailoring", metavar="FILE")
     p.add_argument("--waivers", metavar="FILE")
     _content_args(p)
 
 
-def _add_paths(sub) -> None:
+def _add_paths(sub: _SubParsersAction) -> None:
     p = sub.add_parser("paths", help="print where the shipped checks, rules, dashboards and docs are")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help=f"print only these paths, one a line ({', '.join(SHIPPED)})")
 
 
-def _add_completion(sub) -> None:
+def _add_completion(sub: _SubParsersAction) -> None:
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)",
                        epilog="bash: tunewatch completion bash > /etc/bash_completion.d/tunewatch\n"
                               "zsh:  tunewatch completion zsh > \"${fpath[1]}/_tunewatch\"",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shell", choices=("bash", "zsh", "tcsh"))
     _content_args(p)
+    p.set_defaults(build_parser=build_parser)  # info.py's cmd_completion: info imports nothing of main
 
 
-def _add_export(sub) -> None:
-    from ..outputs import goss
-    goss.add_parser(sub, _scan_args)
+def _add_export(sub: _SubParsersAction) -> None:
+    from . import export
+    export.add_parser(sub, _scan_args)
 
 
-def _add_remediate(sub) -> None:
+def _add_remediate(sub: _SubParsersAction) -> None:
     from ..remediate import command as remediate
     remediate.add_parser(sub, _scan_args)
 
@@ -206,13 +214,10 @@ def _command_of(argv: list[str]) -> str | None:
     return None
 
 
-SHIPPED = ("checks", "rules", "dashboards", "docs", "contrib")
-
-
 def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The (sub)parser that parsed the chosen (sub)command: `export goss`'s, not tunewatch's."""
     while True:
-        chosen = next((a.choices.get(getattr(args, a.dest, None)) for a in parser._actions
+        chosen = next((a.choices.get(getattr(args, a.dest, None) or "") for a in parser._actions
                        if isinstance(a, argparse._SubParsersAction)), None)
         if chosen is None:
             return parser
@@ -238,7 +243,7 @@ def _load(args):
     return content, _only_rules(content, profile, getattr(args, "rule", []), getattr(args, "skip_rule", [])), waivers
 
 
-def _only_rules(content: Content, profile, rules: list[str], skips: list[str]):
+def _only_rules(content: Content, profile: ResolvedProfile, rules: list[str], skips: list[str]) -> ResolvedProfile:
     """--rule narrows the profile to the checks named, --skip-rule leaves checks out."""
     if not rules and not skips:
         return profile
@@ -261,7 +266,7 @@ def _write(text: str, output: str | None) -> None:
     write_output(text, output)
 
 
-def cmd_scan(args) -> int:
+def cmd_scan(args: Namespace) -> int:
     content, profile, waivers = _load(args)
     check_root(args)
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
@@ -280,7 +285,7 @@ def cmd_scan(args) -> int:
     return _write_reports(args, reports, result, content)
 
 
-def _write_reports(args, reports, result, content: Content) -> int:
+def _write_reports(args: Namespace, reports: list[tuple[str, str | None]], result: ScanResult, content: Content) -> int:
     for fmt, path in reports:  # one scan, every report from the same result
         text = _render(fmt, result, content, args, to_terminal=path is None)
         if fmt == "prometheus" and path:
@@ -293,7 +298,7 @@ def _write_reports(args, reports, result, content: Content) -> int:
     return result.exit_code
 
 
-def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
+def _render(fmt: str, result: ScanResult, content: Content, args: Namespace, to_terminal: bool) -> str:
     if fmt == "prometheus":
         from ..outputs.prometheus import render
         return render(result, detail=args.metrics_detail)
@@ -313,12 +318,12 @@ def _render(fmt: str, result, content: Content, args, to_terminal: bool) -> str:
     return render_text(result, _colour(args, to_terminal), args.verbose, quiet=args.quiet, brief=args.brief)
 
 
-def _colour(args, to_terminal: bool) -> bool:
+def _colour(args: Namespace, to_terminal: bool) -> bool:
     return args.color == "always" or (args.color == "auto" and to_terminal and sys.stdout.isatty()
                                       and not os.environ.get("NO_COLOR"))
 
 
-def cmd_serve(args) -> int:
+def cmd_serve(args: Namespace) -> int:
     from ..serve.exporter import run_exporter
     from ..serve.options import options_from_args
     options = options_from_args(args)  # flag errors before the content is loaded
@@ -339,7 +344,7 @@ def cmd_serve(args) -> int:
                         options=options, detail=args.metrics_detail, prepare=prepare)
 
 
-def cmd_collect(args) -> int:
+def cmd_collect(args: Namespace) -> int:
     from ..scan.collect import collect
     content = Content(args.content)
     from ..vsphere.command import collect_files
@@ -352,9 +357,9 @@ def cmd_collect(args) -> int:
     return 0
 
 
-def _described(name: str):
+def _described(name: str) -> Callable[[Namespace], int]:
     """A command that describes content or the installation (cliinfo.py, loaded for it only)."""
-    def run(args) -> int:
+    def run(args: Namespace) -> int:
         from . import info as cliinfo
 
         return getattr(cliinfo, name)(args)
@@ -375,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _exit_now(code: int) -> int:
     """Flush what we wrote and end the process without tearing the interpreter down (module
-    and object clean-up is ~10 % of a scan's wall time, issue 22). serve returns only once its
+    and object clean-up is ~10 % of a scan's wall time, docs/architecture.md#start-up-cost). serve returns only once its
     own shutdown is done; every file we write is closed by then."""
     try:
         sys.stdout.flush()
@@ -399,7 +404,7 @@ def _main(argv: list[str]) -> int:
         return COMMANDS[args.command](args)
     except TunewatchError as e:
         print(f"tunewatch: error: {e}", file=sys.stderr)
-        return 1
+        return results.EXIT_CONTENT
     except BrokenPipeError:
         return 0
     except (ValueError, OSError) as e:  # bad listen address, bind failure, unwritable output

@@ -7,7 +7,7 @@ cache, an unwritable directory means validating every time.
 The key: file identities, not file bytes.
 
 A scan must not pay for hashing every content file on every start (hashlib loads OpenSSL:
-~2.5 ms, plus reading ~75 files: issue 22). The key is what make, git's index and most
+~2.5 ms, plus reading ~75 files: docs/architecture.md#start-up-cost). The key is what make, git's index and most
 build caches use instead: for every file that decides the validated content (the kinds'
 sources, which hold their VARS_SCHEMA, the schemas, checks, profiles, defaults and
 references) its path, device, inode, size, mtime and ctime in nanoseconds, plus the cache
@@ -31,6 +31,11 @@ import marshal
 import os
 import stat
 import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from types import ModuleType
 
 RACY_NS = 2_000_000_000  # timestamps are coarse (jiffies) and NFS servers' clocks drift
 
@@ -57,11 +62,11 @@ def cache_key(head: str, paths: list[str]) -> str | None:
 def kinds_sources(kinds_dir: str) -> list[str]:
     """The kinds' sources stand for their VARS_SCHEMA (some build it from a sibling's
     constants, so every module of the package): importing 18 kinds to read their schemas
-    was a third of a scan's start-up (issue 22)."""
+    was a third of a scan's start-up (docs/architecture.md#start-up-cost)."""
     return [os.path.join(kinds_dir, n) for n in sorted(os.listdir(kinds_dir)) if n.endswith(".py")]
 
 
-def head(cache_format: int, version: str, directory: str, kind_names) -> str:
+def head(cache_format: int, version: str, directory: str, kind_names: Iterable[str]) -> str:
     return f"{cache_format}\0{version}\0{directory}\0{json.dumps(sorted(kind_names))}"
 
 
@@ -74,10 +79,10 @@ def file_name(directory: str) -> str:
     return f"content-{h:016x}.marshal"
 
 
-def content_key(directory: str, cache_format: int, version: str, kinds, files: list[str]) -> str | None:
+def content_key(directory: str, cache_format: int, version: str, kinds: ModuleType, files: list[str]) -> str | None:
     """The key for the content in `directory`: the kinds' sources, its schemas and `files`."""
     try:
-        kinds_files = kinds_sources(os.path.dirname(os.path.abspath(kinds.__file__)))
+        kinds_files = kinds_sources(os.path.dirname(os.path.abspath(str(kinds.__file__))))
         schema_dir = os.path.join(directory, "schema")
         schemas = [os.path.join(schema_dir, n) for n in sorted(os.listdir(schema_dir))]
     except OSError:

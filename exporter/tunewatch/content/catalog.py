@@ -8,7 +8,8 @@ bad parameter type in a profile or tailoring is reported against that file and p
 Validation runs once per content version: the validated checks and profiles are cached
 (marshal, under $XDG_CACHE_HOME/tunewatch or ~/.cache/tunewatch) keyed by the identity
 (path, inode, size, mtime, ctime: `contentkey`) of every content and schema file and of the
-kinds' sources, the content directory and the tunewatch version. A valid cache means no YAML parsing and no jsonschema import at all; a
+kinds' sources, the content directory and the tunewatch version. A valid cache means no
+YAML parsing and no jsonschema import at all; a
 missing, stale, corrupt or unwritable cache only means validating again, with the same
 error messages. Tailoring and waiver files are user input and always validated.
 """
@@ -20,17 +21,30 @@ import os
 
 from .. import __version__, kinds
 from .._record import Record
-from ..errors import ContentError
+from ..errors import ContentError, did_you_mean
 from .references import load_sources, resolve_all, sources_path
 from .yamlsrc import Document, load_schemas, load_yaml, validate
 
 TYPE_CHECKING = False  # annotations are strings
 if TYPE_CHECKING:
+    from _hashlib import HASH
+
+    from jsonschema.protocols import Validator
+
     from .waivers import Waiver
 
 CACHE_FORMAT = 5  # 2: checks/defaults; 3: checks/references.yaml too; 4: file identities as the key; 5: checks/layouts
 
-CHECK_AREAS = ("network", "storage", "vmware", "system")
+# Folders of a content directory that hold no checks; every other folder is an area of checks
+# (network, storage, ...): a new one is picked up without a change here.
+NOT_CHECK_AREAS = frozenset({"profiles", "schema", "defaults", "layouts"})
+# Reports list checks in content order: these areas first, in this order (the host's own
+# network, its storage, the hypervisor, then the rest), any other folder after them by name.
+AREA_ORDER = ("network", "storage", "vmware", "system")
+
+
+# The top-level directories that ship with tunewatch (setup.py copies them into the package).
+SHIPPED = ("checks", "rules", "dashboards", "docs", "contrib")
 
 
 def shipped_dir(name: str) -> str | None:
@@ -70,14 +84,6 @@ def default_content_dir() -> str:
         raise ContentError(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "checks"),
                            "content directory not found (set --content or TUNEWATCH_CONTENT)")
     return found
-
-
-def did_you_mean(word: str, known) -> str:
-    """` (did you mean 'nic-queue-count'?)` for a mistyped id, else ``."""
-    import difflib  # local: this hunk stays next to default_content_dir
-
-    close = difflib.get_close_matches(word, sorted(known), n=3, cutoff=0.6)
-    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
 class Check(Record):
@@ -170,7 +176,7 @@ class ResolvedProfile(Record):
 
 def _clone(value):
     """A deep copy of YAML/JSON data (mappings, lists, scalars), as copy.deepcopy makes
-    one, without importing copy (and weakref with it) on every start (issue 22)."""
+    one, without importing copy (and weakref with it) on every start (docs/architecture.md#start-up-cost)."""
     if isinstance(value, dict):
         return {k: _clone(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -186,7 +192,7 @@ def cache_dir() -> str:
 class Content:
     def __init__(self, directory: str | None = None, use_cache: bool = True):
         self.directory = directory or default_content_dir()
-        self._validator_table = None
+        self._validator_table: dict[str, Validator] | None = None
         self._vars_checked = False  # every profile's merged vars passed the kinds' schemas
         self.checks: dict[str, Check] = {}
         self.profiles: dict[str, Profile] = {}
@@ -206,6 +212,7 @@ class Content:
         for path in check_files:
             check = self._load_check(path, digest)
             self.checks[check.id] = check
+        self._check_runtime_checks()
         for path in profile_files:
             profile = self._load_profile(path, digest)
             self.profiles[profile.id] = profile
@@ -220,18 +227,29 @@ class Content:
         if key is not None:
             self._save_cache(key)
 
-    def _resolve_references(self, digest=None) -> None:
+    def _check_runtime_checks(self) -> None:
+        """A `-persistent` check's runtime_check names a check of this content."""
+        for check in self.checks.values():
+            if check.runtime_check is not None and check.runtime_check not in self.checks:
+                raise check.doc.error(f"runtime_check {check.runtime_check!r} names no check of this content"
+                                      f"{did_you_mean(check.runtime_check, self.checks)}", "/runtime_check")
+
+    def _resolve_references(self, digest: HASH | None = None) -> None:
         resolve_all(self.checks.values(), self._sources, digest)
 
     def _content_files(self) -> tuple[list[str], list[str]]:
         checks = []
-        for area in CHECK_AREAS:
+        order = {area: i for i, area in enumerate(AREA_ORDER)}
+        for area in sorted(os.listdir(self.directory), key=lambda a: (order.get(a, len(order)), a)):
             area_dir = os.path.join(self.directory, area)
-            for name in sorted(os.listdir(area_dir) if os.path.isdir(area_dir) else []):
+            if area in NOT_CHECK_AREAS or area.startswith((".", "_")) or not os.path.isdir(area_dir):
+                continue
+            for name in sorted(os.listdir(area_dir)):
                 if name.endswith((".yaml", ".yml")):
                     checks.append(os.path.join(area_dir, name))
         profile_dir = os.path.join(self.directory, "profiles")
-        profiles = [os.path.join(profile_dir, n) for n in sorted(os.listdir(profile_dir)) if n.endswith((".yaml", ".yml"))]
+        profiles = [os.path.join(profile_dir, n) for n in sorted(os.listdir(profile_dir))
+                    if n.endswith((".yaml", ".yml"))]
         return checks, profiles
 
     def _default_files(self, area: str = "defaults") -> list[str]:
@@ -293,12 +311,12 @@ class Content:
 
     # -- loading ---------------------------------------------------------------------
     @property
-    def _validators(self) -> dict:
+    def _validators(self) -> dict[str, Validator]:
         if self._validator_table is None:
             self._validator_table = load_schemas(os.path.join(self.directory, "schema"))
         return self._validator_table
 
-    def _document(self, path: str, schema: str, digest=None, text: str | None = None) -> Document:
+    def _document(self, path: str, schema: str, digest: HASH | None = None, text: str | None = None) -> Document:
         doc = load_yaml(path, text)
         if digest is not None:
             digest.update(json.dumps(doc.data, sort_keys=True, default=str).encode())
@@ -307,7 +325,7 @@ class Content:
         validate(doc, self._validators[schema])
         return doc
 
-    def _load_check(self, path: str, digest) -> Check:
+    def _load_check(self, path: str, digest: HASH | None) -> Check:
         doc = self._document(path, "check", digest)
         d = doc.data
         if os.path.splitext(os.path.basename(path))[0] != d["id"]:
@@ -325,7 +343,7 @@ class Content:
                      d["references"], d["kind"], d.get("vars", {}), d.get("applicability"), d.get("objects", {}),
                      d.get("runtime_check"), doc)
 
-    def _load_profile(self, path: str, digest=None, text: str | None = None) -> Profile:
+    def _load_profile(self, path: str, digest: HASH | None = None, text: str | None = None) -> Profile:
         return self._profile_from(self._document(path, "profile", digest, text))
 
     @staticmethod
@@ -342,7 +360,8 @@ class Content:
             if current not in self.profiles:
                 where = doc or (chain[-1].doc if chain else None)
                 if where is None:
-                    raise ContentError("--profile", f"unknown profile {current!r} (known: {', '.join(sorted(self.profiles))})")
+                    raise ContentError("--profile", f"unknown profile {current!r}"
+                                                    f" (known: {', '.join(sorted(self.profiles))})")
                 raise where.error(f"unknown profile {current!r}", pointer if where is doc else "/extends")
             if any(p.id == current for p in chain):
                 raise chain[-1].doc.error(f"profile extends loop through {current!r}", "/extends")
@@ -356,7 +375,8 @@ class Content:
             (p.doc, p.vars, p.select, p.unselect, p.scope) for p in chain]
         if tailoring is not None:
             t = tailoring.data
-            layers.append((tailoring, t.get("vars", {}), t.get("select", []), t.get("unselect", []), t.get("scope", {})))
+            layers.append((tailoring, t.get("vars", {}), t.get("select", []), t.get("unselect", []),
+                           t.get("scope", {})))
         selected: list[str] = []
         scope: dict = {}
         for doc, _vars, select, unselect, layer_scope in layers:
@@ -371,7 +391,7 @@ class Content:
                     raise doc.error(f"unknown check id {cid!r}", f"/unselect/{i}")
                 if cid in selected:
                     selected.remove(cid)
-            for i, cid in enumerate(_vars):
+            for cid in _vars:
                 if cid not in self.checks:
                     raise doc.error(f"vars for unknown check id {cid!r}", f"/vars/{cid}")
             scope.update(_clone(layer_scope))
@@ -381,7 +401,7 @@ class Content:
         name = tailoring.data["tailoring"] if tailoring is not None else profile_id
         return ResolvedProfile(name, profile_id, chain[-1].title, resolved, scope)
 
-    def _merged_vars(self, check: Check, layers, check_vars: bool = True) -> dict:
+    def _merged_vars(self, check: Check, layers: list[tuple], check_vars: bool = True) -> dict:
         merged = _clone(check.vars)
         origin = {k: (check.doc, f"/vars/{k}") for k in merged}
         for doc, layer_vars, *_ in layers:
@@ -402,8 +422,11 @@ class Content:
                 doc, pointer = origin[path[0]]
                 pointer += "".join(f"/{p}" for p in path[1:])
             else:
-                missing = err.message.split("'")[1] if err.validator == "required" else ""
-                doc, pointer = (layers[-1][0] if layers else check.doc), f"/vars/{check.id}/{missing}".rstrip("/")
+                unknown = [k for k in merged if k not in schema.get("properties", {}) and k in origin]
+                if err.validator == "additionalProperties" and unknown:  # the file that added it
+                    doc, pointer = origin[unknown[0]][0], origin[unknown[0]][1].rsplit("/", 1)[0]
+                else:  # a required variable nobody set: the check's own file
+                    doc, pointer = check.doc, "/vars" if "vars" in check.doc.data else "/kind"
             raise doc.error(f"bad parameter for check {check.id!r} (kind {check.kind}): {err.message}", pointer)
         return merged
 

@@ -8,6 +8,20 @@ import os
 
 from ..errors import ContentError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _hashlib import HASH
+    from collections.abc import Iterable
+    from typing import Protocol
+
+    from .yamlsrc import Document
+
+    class Check(Protocol):
+        """What is read and set here of catalog.Check (a Protocol: catalog imports this module)."""
+        id: str
+        doc: Document
+        references: list[dict]
+
 FILE = "references.yaml"
 _FIELDS = {"title": True, "publisher": True, "date": False, "url": False}  # name -> required
 
@@ -63,7 +77,7 @@ def resolve(check_id: str, references: list[dict], sources: dict[str, dict], pat
     return resolved
 
 
-def resolve_all(checks, sources: dict[str, dict], digest=None) -> None:
+def resolve_all(checks: Iterable[Check], sources: dict[str, dict], digest: HASH | None = None) -> None:
     """Seeds in checks' references become title, publisher and URL; the sources count in the
     content digest (reports name them)."""
     import json

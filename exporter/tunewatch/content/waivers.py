@@ -1,7 +1,7 @@
 """Waivers: an accepted failure of one check (or one object of it) until a day.
 
 A waiver file is user input, validated on every load against checks/schema/waivers.json.
-The engine imports this module only when a scan has waivers (issue 22: start-up).
+The engine imports this module only when a scan has waivers (docs/architecture.md#start-up-cost).
 """
 
 from __future__ import annotations
@@ -9,11 +9,16 @@ from __future__ import annotations
 import datetime as dt
 
 from .._record import Record
+from ..errors import did_you_mean
 from ..results import FAIL, WAIVED, worst
 from .yamlsrc import load_yaml, validate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from jsonschema.protocols import Validator
+
     from ..results import CheckResult
 
 
@@ -36,11 +41,9 @@ class Waiver(Record):
         return today <= self.expires
 
 
-def load_waivers(path: str, checks, validator) -> list[Waiver]:
+def load_waivers(path: str, checks: Collection[str], validator: Validator) -> list[Waiver]:
     """The waivers of `path` for the known `checks`; `expires` may be quoted text or a YAML
     date (`expires: 2026-12-31` unquoted)."""
-    from .catalog import did_you_mean
-
     doc = load_yaml(path)  # PyYAML builds dates itself: `expires: 2026-02-30` fails in there, named by line
     entries = doc.data.get("waivers") if isinstance(doc.data, dict) else None
     for i, w in enumerate(entries if isinstance(entries, list) else []):

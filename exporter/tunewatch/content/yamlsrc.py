@@ -19,6 +19,14 @@ import os
 from .._record import Record
 from ..errors import ContentError, FactError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    from jsonschema.protocols import Validator
+    from yaml import Node
+
 MAX_BYTES = 2 << 20
 MAX_DEPTH = 64
 MAX_ALIASES = 1000
@@ -28,10 +36,10 @@ MAX_NODES = 50_000
 class Document(Record):
     __slots__ = ("path", "data", "lines")
     path: str
-    data: object
+    data: Any  # schema-validated YAML
     lines: dict[str, int]  # JSON pointer -> 1-based line
 
-    def __init__(self, path: str, data: object, lines: dict[str, int]):
+    def __init__(self, path: str, data: Any, lines: dict[str, int]):
         self.path = path
         self.data = data
         self.lines = lines
@@ -49,7 +57,7 @@ class Document(Record):
         return ContentError(self.path, message, self.line(pointer), pointer or "/")
 
 
-def pointer_of(path) -> str:
+def pointer_of(path: Iterable[str | int]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
@@ -59,14 +67,14 @@ class _Budget:
     def __init__(self, path: str):
         self.path, self.left = path, MAX_NODES
 
-    def spend(self, node) -> None:
+    def spend(self, node: Node) -> None:
         self.left -= 1
         if self.left < 0:
             raise ContentError(self.path, f"document expands to more than {MAX_NODES} YAML nodes (aliases "
                                           "repeated over and over?); content files are small", node.start_mark.line + 1)
 
 
-def _walk(node, pointer: str, lines: dict[str, int], path: str, budget: _Budget,
+def _walk(node: Node, pointer: str, lines: dict[str, int], path: str, budget: _Budget,
           pointers: dict[int, str]) -> None:
     import yaml
 
@@ -90,7 +98,7 @@ def _walk(node, pointer: str, lines: dict[str, int], path: str, budget: _Budget,
 class _UnbuildableValue(Exception):
     """A scalar PyYAML parsed but cannot build (the date 2026-02-30), with its node."""
 
-    def __init__(self, node, error: ValueError):
+    def __init__(self, node: Node, error: ValueError):
         super().__init__(str(error))
         self.node, self.error = node, error
 
@@ -185,7 +193,7 @@ def load_yaml(path: str, text: str | None = None) -> Document:
     return Document(path, data, lines)
 
 
-def validate(doc: Document, validator, base_pointer: str = "", data=None) -> None:
+def validate(doc: Document, validator: Validator, base_pointer: str = "", data: Any = None) -> None:
     """Raise the most relevant schema violation as a ContentError."""
     import jsonschema
 

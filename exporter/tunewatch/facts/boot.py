@@ -2,7 +2,8 @@
 
 Two views: `boot_scripts` (text of every mechanism that runs at boot: NetworkManager
 dispatcher scripts, enabled systemd units with the scripts they execute, an executable
-rc.local, cron `@reboot` lines; udev rules are evaluated per device instead) and `persisted_ethtool` (ethtool settings each
+rc.local, cron `@reboot` lines; udev rules are evaluated per device instead) and
+`persisted_ethtool` (ethtool settings each
 mechanism applies and the interfaces it reaches, see facts/netconfig.py).
 
 NetworkManager-dispatcher(8): scripts in /{etc,usr/lib}/NetworkManager/dispatcher.d (and
@@ -33,6 +34,10 @@ from .filestat import file_stat
 from .interfaces import read_interfaces
 from .netconfig import PersistedEthtool
 from .services import boot_unit_file, enabled_units, read_unit_state, template_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .interfaces import Interface
 
 __all__ = ["BootScript", "PersistedEthtool", "boot_scripts", "persisted_ethtool"]
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from .._record import FrozenRecord
 from ..host.fs import FS
+from ..parsers._text import split_options
 from ..parsers.fstab import FstabEntry
 from ..parsers.nfs_conf import ConfEntry, read_conf
-from ..parsers._text import split_options
 from .automount import autofs_for, read_autofs
 from .mount_units import escape_path, read_mount_units
 from .mounts import fstab_index, mount_point_key, read_fstab

@@ -11,19 +11,26 @@ import functools
 import importlib
 import sys
 import time
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:
-    from typing import Callable
 
 from ..errors import FactError, ParseError
 from ..host.fs import FS, is_network_fstype
-from .defaults import Defaults
 from ..parsers.sysctl_command import find_sysctl_runs
+from .defaults import Defaults
+
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any, Callable
+
+    from ..parsers.mountinfo import MountInfo
+    from .defaults import Default
+    from .irqs import IrqAffinity
+    from .services import UnitState
 
 
-def _reader(name: str):
+def _reader(name: str) -> ModuleType:
     """The fact module `name`, imported when a check first asks for its fact: a scan
-    loads the readers (and parsers) its checks need, not all of them (issue 22)."""
+    loads the readers (and parsers) its checks need, not all of them (docs/architecture.md#start-up-cost)."""
     module = sys.modules.get(f"{__package__}.{name}")  # per IRQ and per sysctl: skip importlib's lock
     return module if module is not None else importlib.import_module(f"{__package__}.{name}")
 
@@ -32,7 +39,7 @@ class ScanTimeout(FactError):
     """The scan's wall-clock limit passed: facts not read yet are not read any more."""
 
 
-def _remember(table: dict, key, load: Callable, deadline: float | None = None):
+def _remember(table: dict, key: object, load: Callable, deadline: float | None = None) -> Any:
     """`load()` once per key; a FactError/ParseError is remembered and raised again."""
     if key not in table:
         if deadline is not None and time.monotonic() > deadline:
@@ -147,7 +154,7 @@ class Facts:
         return _reader("nextkernel").read_next_kernel(self.fs, self.host.kernel)
 
     def default(self, module: str, setting: str, vcpus: int | None = None, device: dict | None = None,
-                running: bool = False):
+                running: bool = False) -> Default | None:
         """The driver/module/kernel default of `setting` for the kernel that boots next
         (`running`: for the running kernel, as a driver re-added without a reboot comes
         back: `... of the running kernel R`), its source naming that kernel (and the running
@@ -244,7 +251,7 @@ class Facts:
     def esxcli(self):
         return _reader("vmware").read_esxcli(self.fs)
 
-    def _in_time(self, what) -> None:
+    def _in_time(self, what: object) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise ScanTimeout(f"scan timed out before {what} was read")
 
@@ -263,9 +270,9 @@ class Facts:
     def ethtool(self, ifname: str) -> dict:
         return _remember(self._ethtool, ifname, lambda: _reader("ethtool").read_ethtool(self.fs, ifname), self.deadline)
 
-    def affinity(self, irq: int):
+    def affinity(self, irq: int) -> IrqAffinity | None:
         return _remember(self._affinity, irq, lambda: _reader("irqs").read_affinity(self.fs, irq), self.deadline)
 
-    def read_ahead_kb(self, mount) -> int | None:
+    def read_ahead_kb(self, mount: MountInfo) -> int | None:
         self._in_time(f"read_ahead_kb of {mount.mount_point}")
         return _reader("mounts").read_ahead_kb(self.fs, mount)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from .._record import FrozenRecord
 from ..host.fs import FS
 from ..parsers.cpulist import parse_cpulist

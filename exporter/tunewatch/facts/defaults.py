@@ -15,6 +15,10 @@ import re
 
 from .._record import FrozenRecord
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .host import Host
+
 
 class Default(FrozenRecord):
     __slots__ = ("value", "source", "assumption", "cite")
@@ -71,7 +75,7 @@ class Defaults:
     def __bool__(self) -> bool:
         return bool(self._entries)
 
-    def _entry(self, module: str, setting: str, host) -> tuple[dict, str] | None:
+    def _entry(self, module: str, setting: str, host: Host | None) -> tuple[dict, str] | None:
         entries = self._entries.get((module, setting), [])
         kernel = kernel_tuple(host.kernel) if host is not None and host.kernel != "unknown" else ()
         os_id = host.os_id if host is not None else "unknown"
@@ -79,7 +83,7 @@ class Defaults:
         for e in entries:  # a distribution's own entry first
             d = e.get("distribution")
             if d and os_id in d["os_id"] and kernel and _in_range(kernel, d):
-                return e, f"{os_id} kernel {host.kernel}"
+                return e, f"{os_id} kernel {host.kernel if host else 'unknown'}"
         for e in entries:
             if e.get("distribution"):
                 continue
@@ -92,7 +96,7 @@ class Defaults:
                     f"; assuming the {os_id} kernel has no backport of a later change" if backport else "")
         return None
 
-    def lookup(self, module: str, setting: str, host, vcpus: int | None = None,
+    def lookup(self, module: str, setting: str, host: Host | None, vcpus: int | None = None,
                device: dict | None = None) -> Default | None:
         """The default of `setting` for `module` on this host, or None when content does not
         know it (no entry for the kernel, or a CPU-dependent value with CPUs unknown)."""

@@ -120,7 +120,7 @@ class _Ethtool:
         except OSError as exc:
             if exc.errno in _NOT_SUPPORTED:
                 return None
-            why = errno.errorcode.get(exc.errno, str(exc.errno))
+            why = errno.errorcode.get(exc.errno or 0, str(exc.errno))
             cmd = struct.unpack_from("=I", payload)[0]
             raise EthtoolUnavailable(f"{self.ifname}: ethtool command {cmd:#x}: {why}") from exc
         return buf.tobytes()

@@ -125,5 +125,5 @@ def read_interfaces(fs: FS) -> dict[str, Interface]:
     for n, i in raw.items():
         lowers = tuple(sorted(set(i.lowers) | {m for m, j in raw.items() if j.master == n}))
         linked[n] = i.replace(lowers=lowers, master_driver=drivers.get(i.master) if i.master else None,
-                              lower_drivers=tuple(drivers.get(l) or "" for l in lowers))
+                              lower_drivers=tuple(drivers.get(lower) or "" for lower in lowers))
     return linked

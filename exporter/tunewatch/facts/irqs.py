@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Container
-
 from .._record import FrozenRecord
 from ..errors import FactError
 from ..host.fs import FS, INTERRUPTS_MAX_BYTES
 from ..parsers.cpulist import parse_cpulist
 from ..parsers.interrupts import Interrupts, parse_interrupt_lines, stream_rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Container
 
 
 class IrqAffinity(FrozenRecord):

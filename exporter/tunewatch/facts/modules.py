@@ -17,7 +17,6 @@ when one loads later.
 
 from __future__ import annotations
 
-
 from .._record import FrozenRecord
 from ..host.fs import FS
 from ..parsers.modprobe import ModprobeOptions, parse_modprobe_conf, parse_modprobe_install
@@ -63,7 +62,7 @@ def _name(word: str) -> str:
 
 
 def _modules_load(fs: FS) -> dict[str, str]:
-    early = {}
+    early: dict[str, str] = {}
     for rel in fs.config_files(MODULES_LOAD_DIRS, "*.conf"):
         for n, line in enumerate((fs.read_text(rel) or "").split("\n"), 1):
             word = line.strip()

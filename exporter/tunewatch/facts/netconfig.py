@@ -49,13 +49,25 @@ from ..parsers.ethtool_args import EthtoolCommand, find_ethtool_commands, parse_
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
 from . import nm_dispatch, nmconf, readd, udev
-from .linkfiles import from_link_files
-from .tuned_net import from_tuned
-from .udev_device import path_test, sysattr_reader, uevent as _uevent
 from .filestat import file_stat
 from .interfaces import Interface
+from .linkfiles import from_link_files
 from .netdevice import NetDevice, read_net_devices
 from .services import read_unit_state
+from .tuned_net import from_tuned
+from .udev_device import path_test, sysattr_reader
+from .udev_device import uevent as _uevent
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Set as AbstractSet
+    from typing import Protocol
+
+    class BootScript(Protocol):
+        """What is read here of boot.BootScript (a Protocol: boot.py imports this module)."""
+        source: str
+        mechanism: str
+        text: str
 
 
 class PersistedEthtool(FrozenRecord):
@@ -283,12 +295,6 @@ def udev_device(fs: FS, dev: NetDevice) -> udev.UdevDevice:
 def udev_outcomes(fs: FS, devices: dict[str, NetDevice]) -> dict[str, udev.UdevOutcome]:
     files = udev.read_rules(fs)
     return {name: udev.evaluate(files, udev_device(fs, d)) for name, d in devices.items()}
-
-
-def udev_programs(fs: FS, interfaces: dict[str, Interface]) -> dict[str, list[tuple[str, str, int]]]:
-    """Per interface, the programs udev RUNs for its "add" event (substituted by udev's rules)."""
-    outcomes = udev_outcomes(fs, read_net_devices(fs, interfaces))
-    return {name: [(udev.substitute(p, name), src, line) for p, src, line in out.run] for name, out in outcomes.items()}
 
 
 def _from_udev(outcomes: dict[str, udev.UdevOutcome]) -> list[PersistedEthtool]:

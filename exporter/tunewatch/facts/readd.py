@@ -25,13 +25,26 @@ from ..host.fs import FS
 from . import nm_dispatch
 from .services import read_unit_state
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Set as AbstractSet
+    from typing import Protocol
+
+    from ..parsers.ethtool_args import EthtoolCommand
+
+    class BootScript(Protocol):
+        """What is read here of boot.BootScript (a Protocol: boot.py imports netconfig, which imports this module)."""
+        source: str
+        mechanism: str
+        text: str
+
 _READD_STARTMODES = {"auto", "onboot", "on", "boot", "hotplug"}  # ifcfg(5): set up when the device appears
 DEVICE_UNIT_PREFIX = "sys-subsystem-net-devices-"
 _IFACE_ARG = re.compile(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
 _BOUND = re.compile(rf"^\s*(?:BindsTo|WantedBy|PartOf)\s*=.*\b{DEVICE_UNIT_PREFIX}", re.M)
 
 
-def ifcfg_on_add(fs: FS, wicked: bool, values: dict[str, str], iface: str, unmanaged: set[str]) -> bool:
+def ifcfg_on_add(fs: FS, wicked: bool, values: dict[str, str], iface: str, unmanaged: AbstractSet[str]) -> bool:
     """wicked: STARTMODE auto|hotplug; RHEL: NetworkManager's ifcfg-rh plugin on a device it
     manages (the legacy network service acts at boot only)."""
     if wicked:
@@ -39,7 +52,7 @@ def ifcfg_on_add(fs: FS, wicked: bool, values: dict[str, str], iface: str, unman
     return iface not in unmanaged and read_unit_state(fs, "NetworkManager.service").enabled
 
 
-def bound_to_device(fs: FS, script) -> bool:
+def bound_to_device(fs: FS, script: BootScript) -> bool:
     """An enabled unit a net device's unit pulls in: systemd starts it again when the
     device is added (systemd.device(5); systemd.unit(5) `BindsTo=` stops it on removal)."""
     if script.mechanism != "systemd":
@@ -52,7 +65,7 @@ def bound_to_device(fs: FS, script) -> bool:
     return _BOUND.search(script.text) is not None
 
 
-def dispatcher_runs_for(script, iface: str, unmanaged: set[str]) -> bool:
+def dispatcher_runs_for(script: BootScript, iface: str, unmanaged: AbstractSet[str]) -> bool:
     """NetworkManager raises `up` for the re-added `iface` only when it manages it, and the
     script's `$1`/`$2` guards (when it has them) must let `iface` and `up` through
     (facts/nm_dispatch.py reads them as for the boot)."""
@@ -60,7 +73,8 @@ def dispatcher_runs_for(script, iface: str, unmanaged: set[str]) -> bool:
     return iface not in unmanaged and scope.lets(iface) and scope.at_boot()
 
 
-def script_on_add(fs: FS, cmd, script, targets: tuple[str, ...], unmanaged: set[str]) -> bool:
+def script_on_add(fs: FS, cmd: EthtoolCommand, script: BootScript, targets: tuple[str, ...],
+                  unmanaged: AbstractSet[str]) -> bool:
     """A dispatcher script re-runs for the device's own `up`, never through lower_* links
     of a master that stays up; a unit only when the device's unit pulls it in; rc.local
     and @reboot never."""

@@ -33,16 +33,19 @@ line that runs `sysctl --system` (procps order, `--pattern`) or `systemd-sysctl`
 
 from __future__ import annotations
 
-
 from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..host.fs import FS
 from ..parsers.sysctl_command import SysctlRun
 from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path
-from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d
+from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d  # noqa: F401 - re-exported: goss and collect read it here
 from .services import read_unit_state
 from .sysctl_writes import initial, replay, systemd_sysctl_order
 from .tuned import TunedProfile, read_tuned_main
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 SYSCTL_DIRS = ("etc/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 SYSCTL_CONF = "etc/sysctl.conf"

@@ -60,6 +60,10 @@ from .udev_match import substitute_format
 from .udev_plan import Rule, Token, rule_set
 from .udev_records import Ignored, Level, UdevDevice, UdevOutcome
 
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:
+    from typing import Callable
+
 __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
            "rules_files", "substitute"]
 

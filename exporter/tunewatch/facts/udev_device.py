@@ -19,6 +19,12 @@ from ..errors import TunewatchError
 from ..host.fs import FS
 from .udev import Level, UdevDevice
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+    from .udev import ProgramResult
+
 _LINK_ATTRS = ("driver", "subsystem", "module")
 
 
@@ -61,11 +67,13 @@ def uevent(fs: FS, rel: str) -> dict[str, str]:
 
 def _level(fs: FS, rel: str) -> Level:
     # sd_device_get_sysname(): a '!' in the directory name stands for '/'
-    return Level(os.path.basename(rel).replace("!", "/"), fs.link_basename(f"{rel}/subsystem"), fs.link_basename(f"{rel}/driver"),
+    return Level(os.path.basename(rel).replace("!", "/"), fs.link_basename(f"{rel}/subsystem"),
+                 fs.link_basename(f"{rel}/driver"),
                  sysattr_reader(fs, rel), "/" + rel[len("sys/"):])
 
 
-def sysfs_device(fs: FS, rel: str, action: str = "add", program=None) -> UdevDevice:
+def sysfs_device(fs: FS, rel: str, action: str = "add",
+                 program: Callable[[str], ProgramResult] | None = None) -> UdevDevice:
     """The device at `rel` (e.g. `sys/devices/virtual/bdi/0:52`, links resolved by the caller)."""
     me = _level(fs, rel)
     parents, up = [], os.path.dirname(rel)
@@ -79,12 +87,12 @@ def sysfs_device(fs: FS, rel: str, action: str = "add", program=None) -> UdevDev
         props["SUBSYSTEM"] = me.subsystem
     values = {"KERNEL": me.kernel, "SUBSYSTEM": me.subsystem, "DRIVER": me.driver, "DEVPATH": me.devpath,
               **{f"ENV{{{k}}}": v for k, v in props.items()}}
-    kwargs = {"program": program} if program is not None else {}
+    kwargs: dict[str, Any] = {"program": program} if program is not None else {}
     return UdevDevice(values, me.attr, (me, *parents), action=action, has_devnode="MAJOR" in props,
                       test=path_test(fs, rel), **kwargs)
 
 
-def path_test(fs: FS, rel: str):
+def path_test(fs: FS, rel: str) -> Callable[[str], bool | None]:
     """TEST=="path" (udev-rules.c TK_M_TEST): an absolute path under the root, else relative
     to the device; `*/` picks the first entry that has the rest (attr_subst_subdir())."""
     def test(path: str) -> bool | None:

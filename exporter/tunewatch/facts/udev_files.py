@@ -15,8 +15,8 @@ from .._record import FrozenRecord
 from ..host.fs import FS
 from ..parsers.udev_rules import UdevRule, parse_udev_rules_file
 
+# not run/udev/rules.d, which udev reads too: it is gone at the next boot
 RULES_DIRS = ("etc/udev/rules.d", "usr/local/lib/udev/rules.d", "usr/lib/udev/rules.d", "lib/udev/rules.d")
-RUNTIME_RULES_DIR = "run/udev/rules.d"  # gone at the next boot
 
 
 class RulesFile(FrozenRecord):

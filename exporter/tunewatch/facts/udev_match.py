@@ -18,6 +18,10 @@ import re
 
 from .._lazyre import lazy
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _GLOB_CHARS = "*?["
 _SUBSYSTEM_WORDS = ("subsystem", "bus", "class")
 
@@ -135,7 +139,7 @@ _FORMAT = lazy(r"\$\$|%%|\$(" + "|".join(sorted(_LONG, key=len, reverse=True)) +
                      r"|%([pnkbdNsEMmcPrS])(?:\{([^}]*)\})?")
 
 
-def _attr_value(ev, name: str) -> str | None:
+def _attr_value(ev: Any, name: str) -> str | None:
     for level in (ev.levels[0], ev.parent):
         if level is not None:
             value = ev.attr_of(level, name)
@@ -144,7 +148,7 @@ def _attr_value(ev, name: str) -> str | None:
     return None
 
 
-def substitute_format(text: str, ev) -> tuple[str, str | None]:
+def substitute_format(text: str, ev: Any) -> tuple[str, str | None]:
     """(substituted text, the first thing that could not be told or None). `ev` is the
     engine's event (dev, levels, parent, props, name, result, out.devlinks)."""
     if "$" not in text and "%" not in text:

@@ -6,6 +6,10 @@ from ..host.fs import FS
 from ..parsers.esxcli import parse_esxcli
 from ..parsers.vmx import VmxEntry, parse_vmx
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 # Set by the command line for --vsphere.config (vsphere.source.VsphereSource): the VMX and
 # ESXi facts then come from the vSphere API, served under vmware/ of the root by an
 # overlay, so these readers and the check kinds stay the same. Forked scan children
@@ -13,12 +17,12 @@ from ..parsers.vmx import VmxEntry, parse_vmx
 _SOURCE = None
 
 
-def use_source(source) -> None:
+def use_source(source: Any) -> None:
     global _SOURCE
     _SOURCE = source
 
 
-def source_fs(fs: FS):
+def source_fs(fs: FS) -> FS:
     """`fs`, or `fs` with vmware/ served from vSphere when a source is configured."""
     return fs if _SOURCE is None else _SOURCE.overlay(fs)
 

@@ -29,10 +29,22 @@ from collections import deque
 
 from ..errors import FactError
 from .fileio import (
-    INTERRUPTS_MAX_BYTES, OPEN_FLAGS, TEXT_MAX_BYTES, VALUE_MAX_BYTES, decode_text, file_kind, open_checked,
-    read_fd, read_regular_file,
+    INTERRUPTS_MAX_BYTES,
+    OPEN_FLAGS,
+    TEXT_MAX_BYTES,
+    VALUE_MAX_BYTES,
+    decode_text,
+    file_kind,
+    open_checked,
+    read_fd,
+    read_regular_file,
 )
 from .netmounts import NETWORK_FSTYPES, is_network_fstype, network_mount_points
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 __all__ = ["FS", "NETWORK_FSTYPES", "is_network_fstype", "INTERRUPTS_MAX_BYTES", "TEXT_MAX_BYTES", "VALUE_MAX_BYTES",
            "SMALL_FILE_BYTES", "decode_text", "read_fd", "read_regular_file"]
@@ -41,7 +53,7 @@ _MAX_LINK_HOPS = 40
 
 LINK, REGULAR, OTHER = 1, 2, 3  # entry types a directory listing keeps
 ABSENT = 0  # a name the listing of its directory, taken earlier in this scan, lacks
-_UNREAD = object()  # not in FS._small: not read yet in this scan
+_UNREAD: Any = object()  # not in FS._small: not read yet in this scan
 SMALL_FILE_BYTES = 64 << 10  # files up to this size are kept for the scan once read
 
 
@@ -144,7 +156,7 @@ class FS:
 
     def _refuse_network(self, parts: list[str] | tuple[str, ...], rel: str) -> None:
         network = self.network_mounts
-        if network and parts[-1] in self._network_names:  # cheap test first: a name of a mount point
+        if network and parts[-1] in self._network_names:  # type: ignore[operator]  # set with network_mounts  # cheap test first: a name of a mount point
             key = "/".join(parts)
             if key in network:
                 raise FactError(f"{rel}: on a network file system ({network[key]} at mount point /{key}); "
@@ -331,7 +343,7 @@ class FS:
         data = self.read_bytes(rel, max_bytes)
         return None if data is None else decode_text(data)
 
-    def iter_chunks(self, rel: str, max_bytes: int):
+    def iter_chunks(self, rel: str, max_bytes: int) -> Iterator[bytes] | None:
         """A big file as a stream of chunks of up to 1 MiB (never held whole, never decoded
         here); None if missing. FactError from the iterator past `max_bytes`."""
         fd = self._open(rel)
@@ -340,7 +352,7 @@ class FS:
         return self._chunks(fd, rel, max_bytes)
 
     @staticmethod
-    def _chunks(fd: int, rel: str, max_bytes: int):
+    def _chunks(fd: int, rel: str, max_bytes: int) -> Iterator[bytes]:
         try:
             size = 0
             while chunk := os.read(fd, 1 << 20):

@@ -10,7 +10,15 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .fs import FS
+    from typing import Protocol
+
+    from ..parsers.mountinfo import MountInfo
+
+    class FS(Protocol):
+        """What is read here of fs.FS (a Protocol, so that fs.py can import this module)."""
+        root: str
+
+        def mount_table(self) -> list[MountInfo]: ...
 
 # Network (and cluster) file systems, matched on the fstype field of mountinfo. `nfs*`
 # covers nfs, nfs4 (not nfsd, the local server's control fs). FUSE file systems are named

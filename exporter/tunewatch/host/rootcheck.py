@@ -7,6 +7,10 @@ import sys
 
 from ..errors import ContentError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+
 HOST_MARKERS = ("proc", "sys", "etc/os-release")
 # `tunewatch collect` writes INCOMPLETE before anything else and COMPLETE after everything,
 # then removes INCOMPLETE: a snapshot cut short (a full disk, a kill) keeps INCOMPLETE.
@@ -22,7 +26,7 @@ def check_complete(root: str) -> None:
                                  "it was interrupted or ran out of space); collect it again")
 
 
-def check_root(args) -> None:
+def check_root(args: Namespace) -> None:
     """A --root with none of proc/, sys/ and etc/os-release is no host: every runtime check
     would be unreadable and "nothing configured" would pass persistent checks. Refuse it
     (exit 1) unless --allow-partial-root; warn when only some are missing."""

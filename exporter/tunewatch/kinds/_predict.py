@@ -11,13 +11,18 @@ import re
 
 from ..results import ERROR, NOTAPPLICABLE, UNKNOWN, AfterReadd, ObjectResult
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class Check(Protocol):
+        """What is read here of content.catalog.Check (a layer above kinds)."""
+        id: str
+        runtime_check: str | None
+
 
 def configured_by(source: str) -> str:
     return f"configured by {source}"
-
-
-def never_applied(why: str) -> str:
-    return f"never applied: {why}"
 
 
 def complete(results: list[ObjectResult]) -> list[ObjectResult]:
@@ -44,11 +49,11 @@ def default_sibling(key: str) -> str | None:
 DEVICE_KINDS = frozenset({"nic_settings_persistent", "irq_affinity_persistent"})  # they set after_readd themselves
 
 
-def is_persistent(check) -> bool:
+def is_persistent(check: Check) -> bool:
     return bool(check.runtime_check) or check.id.endswith("-persistent")
 
 
-def complete_readd(kind: str, objects: list[ObjectResult], runtime=None, runtime_id: str | None = None) -> None:
+def complete_readd(kind: str, objects: list[ObjectResult], runtime: Any = None, runtime_id: str | None = None) -> None:
     """Every object of a `-persistent` check carries `after_readd`. A setting no device
     event touches (sysctls, mount options, service state) keeps its runtime value: the
     runtime check's object of the same name (`runtime`, a CheckResult, when it ran)."""

@@ -15,12 +15,17 @@ from ..errors import FactError, ParseError
 from ..results import ObjectResult, error_result
 from .selectors import select_interfaces, select_mounts
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:  # the fact readers load in the scan child, not in every process (issue 22)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, Callable
+
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:  # the fact readers load in the scan child, not in every process (docs/architecture.md#start-up-cost)
     from ..facts.context import Facts
 
 
-def as_number(value) -> float | None:
+def as_number(value: Any) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -51,7 +56,8 @@ class Target(Record):
         return select_mounts(self.facts, self.scope.get("mounts"), self.objects.get("mounts"))
 
 
-def per_object(items, name, evaluate_one) -> list[ObjectResult]:
+def per_object(items: Iterable[Any], name: Callable[[Any], str],
+               evaluate_one: Callable[[Any], ObjectResult]) -> list[ObjectResult]:
     """Evaluate objects one by one; an unreadable fact costs only that object."""
     results = []
     for item in items:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ..parsers.cpulist import format_cpulist
 from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, IrqPlacement, ObjectResult
 from .base import Target, per_object
@@ -15,6 +17,10 @@ VARS_SCHEMA = {"type": "object", "additionalProperties": False,
 # the list; irqbalance undoes it within 10 s (irqbalance-disabled).
 SCRIPT_NOTE = ("set_irq_affinity_cpulist.sh comes with Mellanox mlnx-tools; without it, write one CPU of "
                "{cpus} to /proc/irq/<irq>/smp_affinity_list for each data IRQ of {nic}, and keep irqbalance stopped")
+
+
+def _irq_name(nic: str, item: tuple[int, str]) -> str:
+    return f"{nic}/irq{item[0]}"
 
 
 def pin_fix(allowed: frozenset[int], node: int, nic: str) -> Fix:
@@ -54,7 +60,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     f"{format_cpulist(allowed)}: {fix.command or fix.note}", fix=fix, irq=placement)
             return ObjectResult(obj, PASS, want, actual, f"{iface.name} IRQ {irq} on CPUs {actual}", irq=placement)
 
-        found = [r for r in per_object(irqs, lambda i, n=iface.name: f"{n}/irq{i[0]}", one) if r is not None]
+        found = [r for r in per_object(irqs, functools.partial(_irq_name, iface.name), one) if r is not None]
         results += found or [ObjectResult(iface.name, NOTAPPLICABLE, want, "no data IRQs",
                                           f"{iface.name} has no data IRQs of its own")]
     return results

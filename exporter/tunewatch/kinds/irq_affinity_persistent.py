@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import re
 
-from ..facts import nm_dispatch
-from ._predict import complete, configured_by
 from ..errors import FactError, ParseError
-from ..facts import readd
+from ..facts import nm_dispatch, readd
 from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
+from ._predict import complete, configured_by
 from .base import Target
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..facts.boot import BootScript
+    from ..facts.interfaces import Interface
 
 MOVED_BY_IRQBALANCE = "moved by irqbalance"  # after_readd.predicted where irqbalance places the new IRQs
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
@@ -76,7 +80,7 @@ def _through_lowers(master: str, code: str) -> bool:
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
-    if not t.interfaces():  # nothing in scope: parse no boot configuration (issue 22)
+    if not t.interfaces():  # nothing in scope: parse no boot configuration (docs/architecture.md#start-up-cost)
         return []
     patterns = [re.compile(p) for p in t.vars["patterns"]]
     mechanisms = set(t.vars.get("mechanisms", _MECHANISMS))
@@ -164,7 +168,7 @@ def _unmanaged(t: Target) -> set[str]:
         return set()
 
 
-def _on_add(t: Target, script, iface: str, unmanaged: set[str]) -> bool:
+def _on_add(t: Target, script: BootScript, iface: str, unmanaged: set[str]) -> bool:
     """Does the mechanism that names `iface` run again when `iface` is added?"""
     if script.mechanism == "nm-dispatcher":
         return readd.dispatcher_runs_for(script, iface, unmanaged)
@@ -195,7 +199,7 @@ def _after_readd(iface, again: list[str], balancer: bool | None, kernel: str) ->
                                           "add event)", FAIL)
 
 
-def _fix(iface) -> Fix:
+def _fix(iface: Interface) -> Fix:
     # the rule `tunewatch remediate` writes (remediate/nic.py `_irq_udev_rules()`); CPULIST
     # is the runtime check's allowed CPUs, which this kind does not know
     return Fix(file=f"/etc/udev/rules.d/99-tunewatch-irq-affinity-{iface.driver}.rules",

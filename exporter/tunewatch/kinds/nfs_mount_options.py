@@ -13,6 +13,11 @@ from __future__ import annotations
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target, per_object
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
 VARS_SCHEMA = {
     "type": "object", "required": ["options", "source"], "additionalProperties": False,
     "properties": {
@@ -23,12 +28,13 @@ VARS_SCHEMA = {
         "flag_aliases": {"type": "object", "additionalProperties": {"type": "string"}},
         "negations": {"type": "object", "additionalProperties": {"type": "string"}},
         "defaults": {"type": "object", "additionalProperties": {"type": "string"}},
-        "value_aliases": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}}},
+        "value_aliases": {"type": "object",
+                          "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}}},
     },
 }
 
 
-def normalise(pairs, v: dict, with_defaults: bool = True) -> dict[str, str]:
+def normalise(pairs: Iterable[tuple[str, str | None]], v: dict, with_defaults: bool = True) -> dict[str, str]:
     """Options as {key: value}; flags get value "" and negated flags value "off"."""
     flag_aliases, key_aliases = v.get("flag_aliases", {}), v.get("key_aliases", {})
     negations, value_aliases = v.get("negations", {}), v.get("value_aliases", {})
@@ -63,7 +69,7 @@ def _missing(have: dict[str, str], wanted: list[tuple[str, str, str]]) -> list[s
     return problems
 
 
-def _merged(pairs, wanted: list[str], v: dict) -> str:
+def _merged(pairs: Iterable[tuple[str, str | None]], wanted: list[str], v: dict) -> str:
     """The fstab options with every wanted option in, replacing options of the same meaning."""
     want_keys = {key for _option, key, _value in _meanings(wanted, v)}
     kept = [k if val is None else f"{k}={val}" for k, val in pairs
@@ -71,8 +77,9 @@ def _merged(pairs, wanted: list[str], v: dict) -> str:
     return ",".join(kept + wanted)
 
 
-def _pair(option: str):
-    return tuple(option.split("=", 1)) if "=" in option else (option, None)
+def _pair(option: str) -> tuple[str, str | None]:
+    key, sep, value = option.partition("=")
+    return (key, value) if sep else (option, None)
 
 
 def _fix(bm, pairs, wanted, v) -> Fix:
@@ -122,7 +129,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if problems:
             fix = (_fix(bm, pairs, wanted, t.vars) if configured else
                    Fix(command=f"umount {mount.mount_point} && mount {mount.mount_point}",
-                       note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))
+                       note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))  # noqa: E501 - a message
             return ObjectResult(mount.mount_point, FAIL, want, "; ".join(problems),
                                 f"{mount.mount_point} ({where}): {'; '.join(problems)}"
                                 + ("" if configured else "; fix /etc/fstab and remount"), fix=fix, **boot)

@@ -13,6 +13,10 @@ import re
 from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
 from .base import Target, as_number, per_object
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..facts.host import Host
+
 VARS_SCHEMA = {
     "type": "object", "required": ["nconnect", "min_kernel"], "additionalProperties": False,
     "properties": {
@@ -32,7 +36,7 @@ def kernel_tuple(release: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", release.split(".el")[0].split("-default")[0])[:4])
 
 
-def supported(host, v: dict) -> bool | None:
+def supported(host: Host, v: dict) -> bool | None:
     """True/False from the content table; None when the kernel version is unknown."""
     kernel = kernel_tuple(host.kernel) if host.kernel != "unknown" else ()
     if not kernel:

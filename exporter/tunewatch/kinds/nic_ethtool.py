@@ -5,6 +5,10 @@ from __future__ import annotations
 from ..results import ERROR, FAIL, PASS, Fix, ObjectResult, Setting
 from .base import Target, as_number, per_object
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 VARS_SCHEMA = {"type": "object", "required": ["section", "expected"], "additionalProperties": False,
                "properties": {"section": {"enum": ["rings", "coalesce", "features", "channels"]},
                               "expected": {"type": "object", "minProperties": 1,
@@ -14,11 +18,11 @@ _FLAG = {"on": True, "off": False, True: True, False: False}
 _CLI = {"rings": "-G", "coalesce": "-C", "features": "-K", "channels": "-L"}
 
 
-def _show(value) -> str:
+def _show(value: Any) -> str:
     return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
 
-def _equal(actual, expected) -> bool:
+def _equal(actual: Any, expected: Any) -> bool:
     if isinstance(expected, bool) or expected in ("on", "off"):
         return _FLAG.get(actual, actual) == _FLAG[expected]
     return as_number(actual) == as_number(expected)

@@ -13,6 +13,10 @@ from ..facts.interfaces import Interface
 from ..parsers.cpulist import parse_cpulist
 from ..results import Fix
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .base import Target
+
 IRQ_VARS = {
     "node": {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "nic"}],
              "description": "NUMA node the IRQs belong on; 'nic' = the NIC's own node"},
@@ -21,7 +25,7 @@ IRQ_VARS = {
 }
 
 
-def data_irqs(target, iface: Interface) -> list[tuple[int, str]]:
+def data_irqs(target: Target, iface: Interface) -> list[tuple[int, str]]:
     """(irq, name) of every data vector, including vectors beyond the channel count."""
     names = target.facts.interrupts.irqs
     control = [re.compile(p) for p in target.vars.get("control_irq_patterns", [])]
@@ -46,7 +50,7 @@ def no_cpu_fix(node: int) -> Fix:
                     "(tailoring)")
 
 
-def allowed_cpus(target, iface: Interface) -> tuple[frozenset[int], int]:
+def allowed_cpus(target: Target, iface: Interface) -> tuple[frozenset[int], int]:
     node = target.vars.get("node", 0)
     node = iface.node_or_zero() if node == "nic" else node
     excluded = parse_cpulist(target.vars.get("exclude_cpus", ""), "exclude_cpus")

@@ -20,10 +20,17 @@ from __future__ import annotations
 import re
 
 from ..errors import FactError, ParseError
-from ._predict import complete, configured_by
 from ..facts import readd
 from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, error_result
+from ._predict import complete, configured_by
 from .base import Target, as_number, per_object
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..facts.defaults import Default
+    from ..facts.interfaces import Interface
 
 VARS_SCHEMA = {
     "type": "object", "required": ["requirements"], "additionalProperties": False,
@@ -47,7 +54,7 @@ VARS_SCHEMA = {
 }
 
 
-def _satisfies(value: str, wanted) -> bool:
+def _satisfies(value: str, wanted: Any) -> bool:
     wanted = str(wanted)
     if wanted.startswith("<="):
         got, limit = as_number(value), as_number(wanted[2:].strip())
@@ -57,7 +64,7 @@ def _satisfies(value: str, wanted) -> bool:
     return value == wanted
 
 
-def _script_entries(t: Target, iface, on_add: bool = False) -> list[tuple[str, dict]]:
+def _script_entries(t: Target, iface: Interface, on_add: bool = False) -> list[tuple[str, dict]]:
     """(source, settings) of known start-up programs run by a boot mechanism (`on_add`:
     only those that run again when the device is added: a unit the device pulls in)."""
     found = []
@@ -103,12 +110,12 @@ def _fix(iface, required: dict, missing_keys: list[str], unmanaged: str | None =
                     "[ethtool] setting, a systemd .link file or a udev rule matching its driver")
 
 
-def _target_value(wanted) -> str:
+def _target_value(wanted: Any) -> str:
     wanted = str(wanted)
     return wanted[2:].strip() if wanted.startswith("<=") else wanted
 
 
-def _requirement(t: Target, iface, key: str, wanted) -> tuple[object, str]:
+def _requirement(t: Target, iface: Interface, key: str, wanted: Any) -> tuple[object, str]:
     """The runtime form's own requirement: a `<= N` channel count is also at most the
     logical CPUs of the NIC's NUMA node (nic-queue-count's rule)."""
     wanted_s = str(wanted)
@@ -137,7 +144,8 @@ def _driver_default(t: Target, iface, key: str, running: bool = False):
     return t.facts.default(iface.driver, key, vcpus, device, running=running)
 
 
-def _predict(t: Target, iface, judged: dict, applied: list[tuple[str, dict]], on_add: bool = False):
+def _predict(t: Target, iface: Interface, judged: dict, applied: list[tuple[str, dict]],
+             on_add: bool = False) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
     """What `applied` (source, settings) leaves on `iface`, key by key, the driver default
     where nothing sets a key: (found, missing, predicted, sources, assumed). `on_add`: after
     a re-add without a reboot, so the running kernel's driver default."""
@@ -184,7 +192,7 @@ def _after_readd(t: Target, iface, judged: dict, applied: list[tuple[str, dict]]
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
-    if not t.interfaces():  # nothing in scope: parse no boot configuration (issue 22)
+    if not t.interfaces():  # nothing in scope: parse no boot configuration (docs/architecture.md#start-up-cost)
         return []
     persisted = t.facts.persisted_ethtool
 

@@ -20,8 +20,14 @@ import re
 
 from ..errors import FactError, ParseError
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:  # annotations only: importing the fact readers is the scan child's job (issue 22)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+    from ..parsers.mountinfo import MountInfo
+
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:  # annotations only: the fact readers are the scan child's (docs/architecture.md#start-up-cost)
     from ..facts.context import Facts
     from ..facts.interfaces import Interface
     from ..host.fs import FS
@@ -48,11 +54,11 @@ def _interface_clause(clause: dict, iface: Interface) -> bool:
     return all(_INTERFACE_FIELDS[k](iface, v) for k, v in clause.items())
 
 
-def _mount_clause(clause: dict, mount) -> bool:
+def _mount_clause(clause: dict, mount: MountInfo) -> bool:
     return all(_MOUNT_FIELDS[k](mount, v) for k, v in clause.items())
 
 
-def _selected(selector: dict | None, obj, match) -> bool:
+def _selected(selector: dict | None, obj: Any, match: Callable[[dict, Any], bool]) -> bool:
     if not selector:
         return True
     include = selector.get("include")
@@ -72,7 +78,8 @@ def _reported_driver(facts: Facts, name: str) -> str:
         return ""
 
 
-def _named_deviceless(facts: Facts, iface: Interface, scope: dict | None, objects) -> Interface | None:
+def _named_deviceless(facts: Facts, iface: Interface, scope: dict,
+                      objects: tuple[dict | None, ...]) -> Interface | None:
     """`iface` (no device) with its reported driver, when the scope names it and the check's
     objects take it; else None."""
     iface = iface.replace(driver=_reported_driver(facts, iface.name))
@@ -85,13 +92,13 @@ def _named_deviceless(facts: Facts, iface: Interface, scope: dict | None, object
 
 def select_interfaces(facts: Facts, scope: dict | None = None, *objects: dict | None) -> list[Interface]:
     """Interfaces the scope (first) and the check's `objects` selectors take, in name order."""
-    by_name = bool(scope) and any("name" in c for c in scope.get("include") or [])
+    by_name = scope is not None and any("name" in c for c in scope.get("include") or [])
     found = []
     for iface in facts.interfaces.values():
         if iface.driver is not None:
             if all(_selected(s, iface, _interface_clause) for s in (scope, *objects)):
                 found.append(iface)
-        elif by_name:  # only a scope naming interfaces reaches device-less ones
+        elif by_name and scope is not None:  # only a scope naming interfaces reaches device-less ones
             named = _named_deviceless(facts, iface, scope, objects)
             if named is not None:
                 found.append(named)

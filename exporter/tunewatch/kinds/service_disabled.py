@@ -9,13 +9,19 @@ from __future__ import annotations
 from ..results import FAIL, PASS, Fix, ObjectResult
 from .base import Target
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..facts.services import UnitState
+
 VARS_SCHEMA = {"type": "object", "required": ["unit"], "additionalProperties": False,
                "properties": {"unit": {"type": "string", "pattern": r"^[\w@.:-]+\.(service|socket|timer)$"},
                               "allowed": {"type": "array", "items": {"enum": ["masked", "disabled", "not-installed"]},
                                           "minItems": 1}}}
 
 
-def _source(state) -> str:
+def _source(state: UnitState) -> str:
     if state.masked:
         return f"configured by {state.mask_source} (-> /dev/null)"
     if state.enabled:
@@ -29,7 +35,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
     state = t.facts.unit_state(unit)
     expected = " or ".join(allowed)
     wants = ", ".join(state.wanted_by) or "-"
-    boot = dict(predicted=state.state, source=_source(state))
+    boot: dict[str, Any] = dict(predicted=state.state, source=_source(state))
     runtime = (f"masked only at runtime ({state.runtime_mask} -> /dev/null; /run is emptied at every boot)"
                if state.runtime_mask else "")
     if state.state in allowed:

@@ -13,6 +13,13 @@ from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult,
 from ._predict import default_sibling
 from .base import Target, as_number
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..facts.defaults import Default
+    from ..facts.sysctl import BootSysctl, ConfiguredValue
+
 SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
 ZEROED = f"({ZEROES} "  # facts/sysctl_writes.py: the other form of the limit was written
 
@@ -28,14 +35,14 @@ VARS_SCHEMA = {
 }
 
 
-def _same(actual: str, expected) -> bool:
+def _same(actual: str, expected: Any) -> bool:
     a, e = as_number(actual), as_number(expected)
     if a is not None and e is not None:
         return a == e
     return " ".join(str(actual).split()) == " ".join(str(expected).split())
 
 
-def _runtime(t: Target, key: str, expected) -> ObjectResult:
+def _runtime(t: Target, key: str, expected: Any) -> ObjectResult:
     try:
         actual = t.facts.sysctl_runtime(key)
     except FactError as e:
@@ -52,11 +59,11 @@ def _runtime(t: Target, key: str, expected) -> ObjectResult:
                         fix=Fix(command=f"sysctl -w {key}={expected}"))
 
 
-def _origin(value) -> str:
+def _origin(value: ConfiguredValue) -> str:
     return f"configured by {value.source}"
 
 
-def _default(t: Target, boot, key: str):
+def _default(t: Target, boot: BootSysctl, key: str) -> Default | None:
     """The value the key comes back with when nothing sets it (content, for the kernel
     that boots next), or None."""
     return t.facts.default(boot.module_of.get(key, "kernel"), key)
@@ -102,8 +109,9 @@ def _unset_boot(t: Target, boot, key: str, expected, setting) -> ObjectResult:
     hint, never = "", None
     in_conf = boot.sysctl_conf.get(key)
     sysctl_source = next((v for c in boot.consumers for v in [c.values.get(key)] if v is not None), None)
-    if late is not None and (sysctl_source or in_conf):
-        where = (sysctl_source or in_conf).source
+    origin = sysctl_source or in_conf
+    if late is not None and origin is not None:
+        where = origin.source
         never = f"{where} sets {key} but never reaches it: {late.why}{_builtin_of(t)}"
         hint = f"; {never}"
     elif in_conf and not boot.sysctl_conf_linked:
@@ -132,7 +140,7 @@ def _unset_boot(t: Target, boot, key: str, expected, setting) -> ObjectResult:
                         (default.source if default else "not configured; the default is unknown"), fix=fix)
 
 
-def _configured(t: Target, boot, key: str, expected) -> ObjectResult:
+def _configured(t: Target, boot: BootSysctl, key: str, expected: Any) -> ObjectResult:
     # each consumer's view is what the key holds after it ran; a consumer that does not set
     # the key leaves the earlier value (module option, systemd-sysctl) and disagrees with nobody
     late = boot.late_module(key)

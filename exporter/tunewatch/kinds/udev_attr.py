@@ -30,6 +30,12 @@ from ..parsers.nfs_conf import read_conf
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target, per_object
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..facts.udev_files import RulesFile
+    from ..host.fs import FS
+    from ..parsers.mountinfo import MountInfo
+
 VARS_SCHEMA = {
     "type": "object", "required": ["subsystem", "attribute", "value"], "additionalProperties": False,
     "properties": {
@@ -60,7 +66,7 @@ def _nfs_conf(fs) -> list[tuple[str, str, str, int]]:
     return items
 
 
-def nfsrahead_value(items, fstype: str) -> tuple[int, str]:
+def nfsrahead_value(items: list[tuple[str, str, str, int]], fstype: str) -> tuple[int, str]:
     """conf_get_readahead(): key = fstype, then "default", then 128; last value wins."""
     for key in (fstype, "default"):
         hits = [(v, f"{rel}:{n}") for k, v, rel, n in items if k == key and v.isdigit()]
@@ -69,14 +75,15 @@ def nfsrahead_value(items, fstype: str) -> tuple[int, str]:
     return NFSRAHEAD_DEFAULT, f"no [nfsrahead] {fstype}= in etc/nfs.conf: nfsrahead's default {NFSRAHEAD_DEFAULT}"
 
 
-def _kernel_default(t: Target, mount) -> tuple[int | None, str]:
+def _kernel_default(t: Target, mount: MountInfo) -> tuple[int | None, str]:
     """The NFS bdi read-ahead of the kernel that boots next (content `kernel_defaults`)."""
     nxt = t.facts.next_kernel
     kernel, of = nxt.release, f" of {nxt.describe()}"
     for d in sorted(t.vars.get("kernel_defaults", []), key=lambda d: _version(d["since"]), reverse=True):
         if _version(kernel) >= _version(d["since"]):
             if "value" in d:
-                return d["value"], f"kernel default (Linux {kernel} >= {d['since']}: {d['value']} KiB; {d['source']}){of}"
+                return d["value"], (f"kernel default (Linux {kernel} >= {d['since']}: {d['value']} KiB; "
+                                    f"{d['source']}){of}")
             rsize = dict(mount.super_options).get("rsize")
             if rsize and rsize.isdigit():
                 kb = int(rsize) // 4096 * d["rsize_pages_times"] * 4
@@ -85,10 +92,11 @@ def _kernel_default(t: Target, mount) -> tuple[int | None, str]:
     return None, f"the kernel default for Linux {kernel} is unknown{of}"
 
 
-def _bdi_device(t: Target, mount, items, used: list[str]) -> udev.UdevDevice:
+def _bdi_device(t: Target, mount: MountInfo, items: list[tuple[str, str, str, int]],
+                used: list[str]) -> udev.UdevDevice:
     bdi = f"{mount.major}:{mount.minor}"
 
-    def program(cmd: str):
+    def program(cmd: str) -> tuple[bool, str | None] | None:
         words = cmd.split()
         if words and os.path.basename(words[0]) == "nfsrahead":
             value, where = nfsrahead_value(items, mount.fstype)
@@ -100,7 +108,7 @@ def _bdi_device(t: Target, mount, items, used: list[str]) -> udev.UdevDevice:
                            sysattr_reader(t.facts.fs, f"sys/class/bdi/{bdi}"), program=program)
 
 
-def _fix(t: Target, mount, attr: str, want: str, files) -> Fix:
+def _fix(t: Target, mount: MountInfo, attr: str, want: str, files: list[RulesFile]) -> Fix:
     vendor = [f for f in files if f.source.endswith("/99-nfs.rules") and "nfsrahead" in f.text]
     if vendor and attr == "read_ahead_kb":
         key = mount.fstype if mount.fstype in ("nfs", "nfs4") else "default"
@@ -115,7 +123,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
     files = t.facts.udev_rules if hasattr(t.facts, "udev_rules") else udev.read_rules(t.facts.fs)
     items = _nfs_conf(t.facts.fs) if sub == "bdi" else []
 
-    def one(mount) -> ObjectResult:
+    def one(mount: MountInfo) -> ObjectResult:
         used: list[str] = []
         out = udev.evaluate(files, _bdi_device(t, mount, items, used))
         got = out.attrs.get(attr)

@@ -37,7 +37,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             # without the avoided CPUs; "all" when nothing is left (no affinity at all)
             kept = format_cpulist(cpus - avoid) or "all"
             results.append(ObjectResult(obj, FAIL, want, entry.value,
-                                        f"{obj}: sched.cpu.affinity {entry.value} includes CPU {format_cpulist(clash)}; "
+                                        f"{obj}: sched.cpu.affinity {entry.value} includes CPU {format_cpulist(clash)}; "  # noqa: E501 - a message
                                         f"remove it (the hypervisor's own work runs there)",
                                         fix=Fix(file=source, change=f'sched.cpu.affinity = "{kept}"',
                                                 note=f"remove CPU {format_cpulist(clash)} from {source} with the VM "

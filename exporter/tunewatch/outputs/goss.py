@@ -42,24 +42,29 @@ sysctl twice passes goss if any line is right; goss's mount test statfs()s the m
 (for `usage`), which tunewatch never does, so it can hang on an unresponsive hard NFS mount;
 goss takes the first mountinfo entry of a mount point, tunewatch the last (the visible one)
 when two file systems are mounted on one path.
-"""
+"""  # noqa: E501 - the table above is Markdown: a row is one line
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-
 from .. import __version__
 from ..content.catalog import SelectedCheck
 from ..errors import ContentError, FactError, ParseError
 from ..facts.sysctl import MODPROBE_DIRS
 from ..facts.tuned import profile_file
-from ..results import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
+from ..kinds import PROVIDES
 from ..kinds.nfs_mount_options import normalise
-from . import escape
 from ..remediate import targets
 from ..remediate.hostview import HostView
+from ..results import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
+from . import escape
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 # Per-mount flags (mountinfo field 6, show_mnt_opts() in the kernel); everything else a
 # file system prints (NFS: vers, proto, hard, rsize...) is a super-block option.
@@ -67,21 +72,9 @@ PER_MOUNT_FLAGS = frozenset({"ro", "rw", "noatime", "nodiratime", "relatime", "s
                              "nosuid", "nodev", "noexec", "nosymfollow", "atime", "diratime"})
 RING_LABELS = {"rx": "RX", "rx-mini": "RX Mini", "rx-jumbo": "RX Jumbo", "tx": "TX"}
 CHANNEL_LABELS = {"rx": "RX", "tx": "TX", "other": "Other", "combined": "Combined"}
-NOT_EXPRESSIBLE = {
-    "irq_affinity": "needs cpulist arithmetic (smp_affinity_list within the node's CPUs minus exclude_cpus); "
-                    "goss matchers cannot compute subsets",
-    "irq_spread": "compares the IRQs of a NIC with each other (CPUs per IRQ, IRQs per CPU); a goss test sees "
-                  "one resource at a time",
-    "irq_affinity_persistent": "searches every enabled boot mechanism (dispatcher scripts, enabled units and the "
-                               "scripts they run, udev rules) for pinning that names the NIC; goss cannot follow "
-                               "enabled units to their scripts",
-    "nic_settings_persistent": "merges ifcfg, NetworkManager keyfiles, .link files, udev rules and scripts by "
-                               "ethtool's option names; goss file patterns cannot parse them",
-    "accelerated_networking": "the VF's name changes after a redeploy and goss cannot glob sys/class/net/*/lower_*",
-    "vmx_option": "the .vmx file is on the ESXi datastore, not on this host",
-    "vmx_cpu_affinity": "the .vmx file is on the ESXi datastore, not on this host",
-    "esxcli_setting": "ESXi host settings are read with esxcli on the hypervisor, not on this host",
-}
+# why goss cannot express a kind: the "none: ..." rows of kinds.PROVIDES
+NOT_EXPRESSIBLE = {kind: goss[len("none: "):] for kind, (_, goss) in PROVIDES.items()
+                   if goss.startswith("none: ")}
 # With --vsphere.config the guest can ask vCenter: --allow-command exports each VMX/ESXi
 # check as a command test that runs tunewatch's own vSphere scan of this guest's VM.
 HYPERVISOR_KINDS = ("vmx_option", "vmx_cpu_affinity", "esxcli_setting")
@@ -120,7 +113,7 @@ class _Export:
 # -- regular expressions (RE2, as goss uses Go's regexp) -----------------------------------
 
 
-def _alternation(words) -> str:
+def _alternation(words: Iterable[str]) -> str:
     words = sorted(set(words), key=lambda w: (-len(w), w))
     return words[0] if len(words) == 1 else "(" + "|".join(words) + ")"
 
@@ -130,18 +123,18 @@ def _sysctl_key_regex(key: str) -> str:
     return "[./]".join(re.escape(part) for part in key.split("."))
 
 
-def _value_regex(value) -> str:
+def _value_regex(value: Any) -> str:
     return r"\s+".join(re.escape(part) for part in str(value).split())
 
 
 # -- kinds -----------------------------------------------------------------------------
 
 
-def _process(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _process(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     return Resource("process", {"comm": sel.vars["process"], "running": False})
 
 
-def _service(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _service(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     unit, allowed = sel.vars["unit"], set(sel.vars.get("allowed", ["masked", "disabled", "not-installed"]))
     if allowed == {"masked", "disabled", "not-installed"}:
         return Resource("service", {"name": unit, "enabled": False})
@@ -151,7 +144,7 @@ def _service(x: _Export, sel: SelectedCheck, obj: ObjectResult):
     return Omitted(f"allows only {', '.join(sorted(allowed))}: goss tells enabled from not enabled, no more")
 
 
-def _sysctl(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _sysctl(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     key, expected = obj.object, sel.vars["settings"][obj.object]
     if sel.vars["source"] == "runtime":
         spec_value = str(expected) if len(str(expected).split()) == 1 else \
@@ -203,7 +196,7 @@ def _option_tests(v: dict, wanted: list[str]) -> list[tuple[str, bool, list[str]
     return tests
 
 
-def _mount(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _mount(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     v = sel.vars
     mount = next((m for m in reversed(x.view.facts.mountinfo) if m.mount_point == obj.object), None)
     if v["source"] == "fstab":
@@ -222,7 +215,7 @@ def _mount(x: _Export, sel: SelectedCheck, obj: ObjectResult):
     return Resource("mount", spec)
 
 
-def _fstab(x: _Export, v: dict, mount_point: str):
+def _fstab(x: _Export, v: dict, mount_point: str) -> Resource:
     line = rf"^\s*\S+\s+{re.escape(mount_point.rstrip('/') or '/')}/?\s+\S+\s+(\S*,)?"
     patterns = []
     for _option, present, spellings in _option_tests(v, list(v["options"]) + list(v.get("fstab_only_options", []))):
@@ -231,12 +224,12 @@ def _fstab(x: _Export, v: dict, mount_point: str):
     return Resource("file", {"path": x.path("etc/fstab"), "exists": True, "contents": patterns})
 
 
-def _nconnect(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _nconnect(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     return Resource("mount", {"mountpoint": obj.object, "exists": True,
                               "vfs-opts": [f"nconnect={sel.vars['nconnect']}"]})
 
 
-def _readahead(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _readahead(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     mount = next((m for m in reversed(x.view.facts.mountinfo) if m.mount_point == obj.object), None)
     if mount is None:
         return Omitted("mount not found in mountinfo")
@@ -244,7 +237,7 @@ def _readahead(x: _Export, sel: SelectedCheck, obj: ObjectResult):
                              "exists": True, "contents": [f"/^{sel.vars['read_ahead_kb']}$/"]})
 
 
-def _udev(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _udev(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     sub, attr, value = (re.escape(str(sel.vars[k])) for k in ("subsystem", "attribute", "value"))
     rel = obj.actual.rsplit(":", 1)[0] if obj.status == PASS else \
         targets.udev_rule(sel.vars["subsystem"], sel.vars["attribute"])
@@ -253,7 +246,7 @@ def _udev(x: _Export, sel: SelectedCheck, obj: ObjectResult):
                              "contents": [f"/^[^#]*({match}.*{assign}|{assign}.*{match})/"]})
 
 
-def _tuned(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _tuned(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     wanted = sel.vars["profile"]
     active = x.view.facts.tuned
     chain = list(active.chain) if active and wanted in active.chain else [wanted]
@@ -263,11 +256,11 @@ def _tuned(x: _Export, sel: SelectedCheck, obj: ObjectResult):
     for outer, inner in zip(chain, chain[1:]):
         rel = profile_file(x.view.facts.fs, outer, x.view.facts.defaults.layouts.get("tuned")) or f"etc/tuned/{outer}/tuned.conf"
         resources.append(Resource("file", {"path": x.path(rel), "exists": True,
-                                           "contents": [rf"/^\s*include\s*=\s*(.*,)?\s*{re.escape(inner)}\s*(,.*)?$/"]}))
+                                           "contents": [rf"/^\s*include\s*=\s*(.*,)?\s*{re.escape(inner)}\s*(,.*)?$/"]}))  # noqa: E501 - one regex
     return resources
 
 
-def _ethtool_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _ethtool_command(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     if not x.allow_command:
         return Omitted(NEEDS_COMMAND)
     iface = obj.object
@@ -290,7 +283,7 @@ def _ethtool_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
     return Resource("command", {"exec": exec_, "exit-status": 0, "stdout": patterns, "timeout": 10000})
 
 
-def _vsphere_command(x: _Export, sel: SelectedCheck, obj: ObjectResult):
+def _vsphere_command(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omitted | list[Resource]:
     """The guest asks vCenter through tunewatch itself (the .vmx and esxcli are not here)."""
     if not (x.allow_command and x.vsphere_config):
         return Omitted(NOT_EXPRESSIBLE[sel.check.kind] + VSPHERE_HINT)
@@ -395,35 +388,3 @@ def render(view: HostView, files_in_root: bool = False, allow_command: bool = Fa
                                     or ["  nothing: every selected check is exported"])
     return "".join(f"# {escape.comment(line)}\n" for line in head) + body + \
         "".join(f"#{(' ' + escape.comment(l)) if l else ''}\n" for l in tail)
-
-
-
-# -- command line ------------------------------------------------------------------------------
-
-
-def add_parser(subparsers, scan_args) -> None:
-    p = subparsers.add_parser("export", help="export the profile for another tool (goss)")
-    p.add_argument("target", choices=("goss",), help="goss: a gossfile of what goss can express")
-    scan_args(p)
-    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
-    p.add_argument("--allow-command", action="store_true",
-                   help="also export `command` tests (ethtool) for NIC driver state")
-    p.add_argument("--files-in-root", action="store_true",
-                   help="point file tests into --root and skip runtime tests, to run goss here against a snapshot")
-    from ..vsphere.command import add_arguments as vsphere_arguments  # light: no pyVmomi
-    vsphere_arguments(p, "export")
-    p.set_defaults(run=run)
-
-
-def run(args, load) -> int:
-    from ..remediate.hostview import scan_host
-    from ..vsphere.command import scan_setup
-    content, profile, waivers = load(args)
-    from ..host.rootcheck import check_complete
-    check_complete(args.root)
-    with scan_setup(args, profile) as (root, profile):  # --vsphere.config: the VM's facts from vCenter
-        view = scan_host(content, profile, root, waivers)
-        text = render(view, args.files_in_root, args.allow_command, getattr(args, "vsphere_config", None))
-    from ..host.atomic import write_output
-    write_output(text, args.output)
-    return 0

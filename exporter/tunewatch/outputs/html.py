@@ -6,7 +6,8 @@ each group the order is severity (high, medium, low), then status, then content 
 
 A failing object's fix is data (`fix`: command, file + change, note; never parsed from the
 message). Objects of one NIC with the same fix (36 IRQs, one command) share one row, so the
-command is shown once per NIC; each object's value is behind a <details>. Passing objects fold into a <details>. The "fix first"
+command is shown once per NIC; each object's value is behind a <details>. Passing objects fold
+into a <details>. The "fix first"
 list says how to get every fix as a script or playbook (`tunewatch remediate`).
 
 References name the article (title, publisher, date; linked when the URL is known). Runbook
@@ -27,10 +28,14 @@ import json
 import shlex
 from html import escape
 
-from ..results import ScanResult
 from ..content.references import cite
+from ..results import ScanResult
 from . import runbook as runbook_md
 from .report import to_dict
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..content.catalog import Check, Content
 
 _ORDER = {"fail": 0, "error": 1, "waived": 2, "pass": 3, "notapplicable": 4}
 _SEVERITY = {"high": 0, "medium": 1, "low": 2}
@@ -90,7 +95,7 @@ footer { color: #757575; padding: 8px 24px 24px; font-size: 12px; }
   .wide td[data-label]::before { content: attr(data-label) ": "; color: #546e7a; font-weight: 600; }
   .wide td.fix { margin: 2px 8px; }
 }
-"""
+"""  # noqa: E501 - CSS rules kept one a line
 
 
 def _badge(status: str) -> str:
@@ -170,7 +175,8 @@ def _object_rows(objects: list[dict], with_fix: bool = True) -> str:
                         f'<small>({_name(leaves[0])} &hellip; {_name(leaves[-1])})</small></td>'
                         f'<td>{_badge(o["status"])}</td>'
                         f'<td class="val" data-label="expected">{_words(str(o["expected"]))}</td>'
-                        f'<td class="val" data-label="actual">{_words(str(o["actual"]))} <small>(the first)</small></td>'
+                        f'<td class="val" data-label="actual">{_words(str(o["actual"]))} '
+                        '<small>(the first)</small></td>'
                         f'<td data-label="finding">{_words(str(o["message"]))}'
                         f'<details><summary>each of the {len(run)}</summary><ul>{each}</ul></details></td>'
                         f'{fix_cell}</tr>')
@@ -184,7 +190,7 @@ def _table(rows: str, fix_column: bool = True) -> str:
             f"<th>actual</th><th>finding</th>{fix}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table></div>")
 
 
-def _about(check, runbook: str | None, cid: str, sections: dict[str, str]) -> str:
+def _about(check: Check | None, runbook: str | None, cid: str, sections: dict[str, str]) -> str:
     parts = []
     if check is not None:
         refs = []
@@ -215,7 +221,7 @@ def _readd(objects: list[dict]) -> str:
             f"servicing, a driver reload; not a reboot):</p><ul>{items}</ul></div>") if differ else ""
 
 
-def _check_section(r: dict, check, runbook: str | None, sections: dict[str, str]) -> str:
+def _check_section(r: dict, check: Check | None, runbook: str | None, sections: dict[str, str]) -> str:
     cid = r["check"]
     shown = [o for o in r["objects"] if o["status"] not in ("pass", "notapplicable")]
     quiet = [o for o in r["objects"] if o["status"] in ("pass", "notapplicable")]
@@ -265,7 +271,7 @@ def _fix_first(results: list[dict], runbook: str | None, d: dict) -> str:
             + "\n".join(items) + "\n</ol></section>")
 
 
-def render_html(result: ScanResult, content=None, runbook_url: str | None = None) -> str:
+def render_html(result: ScanResult, content: Content | None = None, runbook_url: str | None = None) -> str:
     d = to_dict(result)
     runbook = runbook_url or None  # a published runbook; else each section is embedded
     sections = {} if runbook else runbook_md.load_sections()
@@ -279,7 +285,7 @@ def render_html(result: ScanResult, content=None, runbook_url: str | None = None
                 if host else "host unknown")
     verdict = "compliant" if result.compliant else "not compliant"
     checks = content.checks if content is not None else {}
-    sections = "\n".join(_check_section(r, checks.get(r["check"]), runbook, sections) for r in results)
+    body = "\n".join(_check_section(r, checks.get(r["check"]), runbook, sections) for r in results)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -298,7 +304,7 @@ def render_html(result: ScanResult, content=None, runbook_url: str | None = None
 </header>
 <main>
 {_fix_first(results, runbook, d)}
-{sections}
+{body}
 </main>
 <footer>{escape(d["tool"])} {escape(d["version"])} &middot; content digest {escape(str(d["content_digest"]))}</footer>
 </body>

@@ -26,9 +26,10 @@ from __future__ import annotations
 from .. import __version__
 from .textformat import Family, client_families, text_exposition
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, Iterator
+    from collections.abc import Iterable, Iterator
+    from typing import Any, Callable
 
 # Same values and order as kinds.base.STATUSES (not imported: keep this module light).
 STATUSES = ("pass", "fail", "error", "notapplicable", "waived")
@@ -237,7 +238,7 @@ def build_info() -> Metric:
 
     info = _gauge("tunewatch_build_info", "tunewatch build.", ("version", "python_version"))
     # platform.python_version() is the first word of sys.version (its regex: [\w.+]+), and
-    # importing platform costs ~2.5 ms of a scan (issue 22)
+    # importing platform costs ~2.5 ms of a scan (docs/architecture.md#start-up-cost)
     info.add_metric([__version__, sys.version.split()[0]], 1.0)
     return info
 
@@ -304,7 +305,7 @@ def expose(families: list) -> bytes:
     from prometheus_client import CollectorRegistry, generate_latest
 
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(families))
+    registry.register(_Families(families))  # type: ignore[arg-type]  # a Collector is any object with collect()
     return generate_latest(registry)
 
 

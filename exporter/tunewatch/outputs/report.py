@@ -7,6 +7,12 @@ import json
 
 from ..results import ScanResult
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
+    from ..results import ObjectResult
+
 
 def to_dict(result: ScanResult) -> dict:
     host = result.host
@@ -24,8 +30,9 @@ def to_dict(result: ScanResult) -> dict:
     }
 
 
-def _object_dict(o) -> dict:
-    d = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual, "message": o.message}
+def _object_dict(o: ObjectResult) -> dict:
+    d: dict[str, object] = {"object": o.object, "status": o.status, "expected": o.expected, "actual": o.actual,
+                            "message": o.message}
     if o.predicted is not None:
         d["predicted"], d["source"] = o.predicted, o.source
     if o.after_readd is not None:
@@ -51,7 +58,7 @@ def render_junit(result: ScanResult) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml(ET.tostring(suite, encoding="unicode")) + "\n"
 
 
-def junit_suite(result: ScanResult, name: str | None = None):
+def junit_suite(result: ScanResult, name: str | None = None) -> Element:
     """The scan's <testsuite> element; `name` (a VM of a fleet report) replaces the hostname."""
     import xml.etree.ElementTree as ET
 

@@ -12,6 +12,10 @@ import os
 import re
 from html import escape
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
+
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)|<(https://[^>\s]+)>")
 _CODE = re.compile(r"`([^`]+)`")
 
@@ -49,7 +53,7 @@ def load_sections() -> dict[str, str]:
         return sections(f.read())
 
 
-def _inline(text: str, anchor) -> str:
+def _inline(text: str, anchor: Callable[[str], str]) -> str:
     """Escaped text with `code` and [links]; a link to "#id" goes to anchor(id)."""
     out, pos = [], 0
     for m in _LINK.finditer(text):
@@ -68,10 +72,13 @@ def _code(text: str) -> str:
     return "".join(f"<code>{escape(p)}</code>" if i % 2 else escape(p) for i, p in enumerate(parts))
 
 
-def to_html(markdown: str, anchor=lambda name: "#" + name) -> str:
-    blocks, para, items, code = [], [], [], None
+def to_html(markdown: str, anchor: Callable[[str], str] = lambda name: "#" + name) -> str:
+    blocks: list[str] = []
+    para: list[str] = []
+    items: list[str] = []
+    code: list[str] | None = None
 
-    def flush():
+    def flush() -> None:
         if para:
             blocks.append(f"<p>{_inline(' '.join(para), anchor)}</p>")
             para.clear()

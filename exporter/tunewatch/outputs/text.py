@@ -11,8 +11,13 @@ always last, so `tail -1` is the verdict.
 
 from __future__ import annotations
 
-
 from ..results import ScanResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
+
+    from ..results import CheckResult, Fix, ObjectResult
 
 MAX_GROUPS = 8  # per check, without verbose
 MAX_NAMES = 12  # object names listed for one fix
@@ -24,7 +29,7 @@ _OBJ_STATUS = _STATUS_WIDTH - 4  # object text under its check's title; "notappl
 
 
 def terminal_width() -> int:
-    import shutil  # here: json and prometheus reports import this module too (issue 22)
+    import shutil  # here: json and prometheus reports import this module too (docs/architecture.md#start-up-cost)
 
     return max(40, shutil.get_terminal_size((100, 24)).columns)
 
@@ -39,7 +44,7 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
 
-def _fix_text(fix, note: bool = True) -> str:
+def _fix_text(fix: Fix | None, note: bool = True) -> str:
     if fix is None:
         return ""
     parts = []
@@ -60,13 +65,14 @@ def _span(numbers: list[int]) -> str:
     return str(low) if low == high else f"{low}-{high}"
 
 
-def _names(objects) -> str:
+def _names(objects: list[ObjectResult]) -> str:
     """Which objects a line stands for. IRQs (their `irq` placement data) read "19 IRQs of
     eth1 (59-94)"; other objects eth1/irq45, eth1/irq46 as "eth1: irq45, irq46"."""
     if len(objects) > 1 and all(o.irq is not None for o in objects):
         by_nic: dict[str, list[int]] = {}
         for o in objects:
-            by_nic.setdefault(o.irq.interface, []).append(o.irq.irq)
+            if o.irq is not None:  # every one: tested above
+                by_nic.setdefault(o.irq.interface, []).append(o.irq.irq)
         return "; ".join(f"{len(irqs)} IRQs of {nic} ({_span(irqs)})" for nic, irqs in by_nic.items())
     by_base: dict[str, list[str]] = {}
     for o in objects:
@@ -81,25 +87,25 @@ def _names(objects) -> str:
     return "; ".join(parts)
 
 
-def _finding(o) -> str:
+def _finding(o: ObjectResult) -> str:
     """One object's finding from its data: the value now or, for a `-persistent` check,
     after the next boot and where it comes from; then what was expected."""
     found = f"after boot {o.predicted} ({o.source})" if o.predicted is not None and o.source else o.actual
     return f"{found}; expected {o.expected}" if o.expected else found
 
 
-def _owner(o) -> str:
+def _owner(o: ObjectResult) -> str:
     """The name a fix spells for this object: its NIC for an IRQ, else the object's first part."""
     return o.irq.interface if o.irq is not None else o.object.partition("/")[0]
 
 
-def _short_fix(o) -> str:
+def _short_fix(o: ObjectResult) -> str:
     """The fix without its note, but with it where the note is the fix: a boot-predicted
     (`-persistent`) object whose fix names no file says in its note how to make it persist."""
     return _fix_text(o.fix, note=o.predicted is not None and o.fix is not None and not o.fix.file)
 
 
-def _groups(objects, verbose: bool):
+def _groups(objects: list[ObjectResult], verbose: bool) -> list[tuple[str, list[ObjectResult]]]:
     """(status, objects) in first-seen order. With verbose, objects that share one whole fix
     (the IRQs of one NIC) are one group and any other object stays alone. Without it,
     objects are one group when their fixes differ only in the name of the object they fix
@@ -119,7 +125,7 @@ def _groups(objects, verbose: bool):
     return [(key[0], objs) for key, objs in groups.items()]
 
 
-def _group_text(objs, verbose: bool) -> tuple[str, str]:
+def _group_text(objs: list[ObjectResult], verbose: bool) -> tuple[str, str]:
     """The line for a group and its fix line."""
     first = objs[0]
     if verbose:  # every object's whole message, as the JSON report has it
@@ -137,7 +143,7 @@ def _group_text(objs, verbose: bool) -> tuple[str, str]:
     return text, fix
 
 
-def _object_lines(r, width: int, verbose: bool, paint) -> list[str]:
+def _object_lines(r: CheckResult, width: int, verbose: bool, paint: Callable[[str, str], str]) -> list[str]:
     shown = [o for o in r.objects if verbose or o.status != "pass"]
     groups = _groups(shown, verbose)
     lines = []
@@ -157,7 +163,7 @@ def _object_lines(r, width: int, verbose: bool, paint) -> list[str]:
     return lines
 
 
-def _readd_line(r, width: int) -> list[str]:
+def _readd_line(r: CheckResult, width: int) -> list[str]:
     """One line when an object's verdict after a re-add of its device (an Azure VF
     re-added during host servicing, a driver reload) is not its next-boot verdict."""
     differ = [o for o in r.objects if o.after_readd is not None and o.after_readd.status != o.status
@@ -165,12 +171,14 @@ def _readd_line(r, width: int) -> list[str]:
     if not differ:
         return []
     first = differ[0].after_readd
+    if first is None:  # never: differ holds objects with after_readd
+        return []
     detail = _OBJ_INDENT + " " * _OBJ_STATUS
     text = f"after a re-add of the device (not a reboot): {first.status} for {_names(differ)}: {first.source}"
     return _wrap(text, width, _OBJ_INDENT + "re-add".ljust(_OBJ_STATUS - 1) + " ", detail)
 
 
-def _headed(status: str, text: str, width: int, paint) -> list[str]:
+def _headed(status: str, text: str, width: int, paint: Callable[[str, str], str]) -> list[str]:
     """A check line: the status in its column, the text wrapped and indented under itself."""
     pad = " " * _STATUS_WIDTH
     wrapped = _wrap(text, width, pad, pad)

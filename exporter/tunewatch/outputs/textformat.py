@@ -5,14 +5,14 @@ families byte for byte as prometheus_client's generate_latest does (gauges and c
 without timestamps or _created samples: all tunewatch exports; tests/exporter/
 test_text_writer.py compares the two), and `client_families` hands them to the library for
 serve's text and OpenMetrics writers. Importing prometheus_client only to write a textfile
-cost ~50 ms per `scan --format prometheus` (issue 22).
+cost ~50 ms per `scan --format prometheus` (docs/architecture.md#start-up-cost).
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
-    from typing import Iterable
+    from collections.abc import Iterable
 
 
 def _utf8(value: str) -> str:

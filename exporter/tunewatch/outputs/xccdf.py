@@ -30,8 +30,12 @@ import os
 import xml.etree.ElementTree as ET
 
 from .. import __version__
-from ..results import CheckResult, ScanResult
 from ..content.references import cite
+from ..results import CheckResult, ScanResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..content.catalog import Check, Content
 
 XCCDF = "http://checklists.nist.gov/xccdf/1.2"
 ARF = "http://scap.nist.gov/schema/asset-reporting-format/1.1"
@@ -96,7 +100,7 @@ def _iso(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _benchmark(result: ScanResult, content) -> ET.Element:
+def _benchmark(result: ScanResult, content: Content) -> ET.Element:
     """Every check of the content as a Rule; the Profile selects the checks this scan ran."""
     bench = ET.Element(_x("Benchmark"), {"id": BENCHMARK_ID, "resolved": "1", XML_LANG: "en"})
     _sub(bench, _x("status"), "accepted")
@@ -134,7 +138,7 @@ def _benchmark(result: ScanResult, content) -> ET.Element:
     return bench
 
 
-def _content_path(check, content) -> str:
+def _content_path(check: Check, content: Content) -> str:
     return os.path.relpath(check.doc.path, content.directory).replace(os.sep, "/")
 
 
@@ -153,7 +157,7 @@ def _rule_result(parent: ET.Element, r: CheckResult, when: str, content_path: st
     return status
 
 
-def _test_result(result: ScanResult, content, benchmark_href: str) -> ET.Element:
+def _test_result(result: ScanResult, content: Content, benchmark_href: str) -> ET.Element:
     start, end = _iso(result.started_at), _iso(result.started_at + result.duration_seconds)
     host = result.host
     hostname = host.hostname if host and host.hostname else "unknown"
@@ -199,13 +203,13 @@ def _serialise(root: ET.Element) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml(ET.tostring(root, encoding="unicode")) + "\n"
 
 
-def render_xccdf(result: ScanResult, content) -> str:
+def render_xccdf(result: ScanResult, content: Content) -> str:
     bench = _benchmark(result, content)
     bench.append(_test_result(result, content, f"#{BENCHMARK_ID}"))
     return _serialise(bench)
 
 
-def render_arf(result: ScanResult, content) -> str:
+def render_arf(result: ScanResult, content: Content) -> str:
     """ARF 1.1: the Benchmark as the report request, the TestResult as the report about the host."""
     collection = ET.Element(f"{{{ARF}}}asset-report-collection")
     relationships = _sub(collection, f"{{{CORE}}}relationships")

@@ -8,12 +8,13 @@ step-th CPU, the same as `a-b:1/step`) is accepted too, as people write it that 
 from __future__ import annotations
 
 import re
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:
-    from typing import Iterable
 
 from ..errors import ParseError
 from ._text import uint
+
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 MAX_CPU = (1 << 13) - 1  # NR_CPUS is at most 8192 (x86 CONFIG_MAXSMP): ids 0-8191; bounds a hostile file
 MAX_TEXT = 64 << 10  # "0,2,4,...,8190" is 19 KB: a longer list is not from the kernel
@@ -46,7 +47,7 @@ def parse_cpulist(text: str, source: str) -> frozenset[int]:
         if len(_parsed) >= 4096:  # bounded: a scan of 1,664 CPUs has a few hundred distinct lists
             _parsed.clear()
         _parsed[text] = kept
-    if kept.__class__ is str:
+    if isinstance(kept, str):
         raise ParseError(source, kept)
     return kept
 

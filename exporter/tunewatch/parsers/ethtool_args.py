@@ -22,6 +22,10 @@ from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import logical_lines
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 _SECTIONS = {"-L": "channels", "--set-channels": "channels", "-G": "rings", "--set-ring": "rings",
              "-C": "coalesce", "--coalesce": "coalesce", "-K": "features", "--features": "features",
              "--offload": "features"}
@@ -81,7 +85,7 @@ class EthtoolCommand(FrozenRecord):
         self.problem = problem
 
 
-def suggest(word: str, names) -> str | None:
+def suggest(word: str, names: Iterable[str]) -> str | None:
     """The table name a misspelt word was meant to be (`rx-usec` -> `rx-usecs`)."""
     import difflib  # here: only a misspelt word needs it, and every scan imports this module
     close = difflib.get_close_matches(word, list(names), n=1, cutoff=0.75)
@@ -108,14 +112,14 @@ def _value(section: str, key: str, value: str) -> tuple[str | None, str | None]:
 def _settings(section: str, words: list[str]) -> tuple[tuple[tuple[str, str], ...], str | None]:
     """key/value pairs, or a problem that makes ethtool reject the whole command. A trailing
     key without a value (`2>` left over by the word splitter) is dropped."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for key, value in zip(words[0::2], words[1::2]):
         if section == "features":
             key = _FEATURES.get(key, key)
         elif key not in PARAMS[section]:
             return (), _unknown(section, key)
         norm, problem = _value(section, key, value)
-        if problem:
+        if problem or norm is None:
             return (), problem
         pairs.append((f"{section}.{key}", norm))
     return tuple(pairs), None

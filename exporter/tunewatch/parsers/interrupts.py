@@ -13,14 +13,15 @@ number, is rejected. Only IRQ number -> names is kept: the counts grow as CPUs x
 from __future__ import annotations
 
 import re
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:
-    from typing import Container, Iterable, Iterator
 
 from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines
+
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:
+    from collections.abc import Container, Iterable, Iterator
 
 _CPU = re.compile(r"CPU[0-9]+")
 _NUMBERISH = lazy(r"[-+]?[0-9]")  # a count gone wrong, not the start of the chip text
@@ -105,7 +106,7 @@ def parse_interrupt_lines(numbered: Iterable[tuple[int, bytes]], source: str) ->
     the per-CPU counts are checked but not kept (nothing uses them), and only the text
     after them is decoded. stream_rows() leaves out the rows nobody asked for."""
     it = iter(numbered)
-    for n, header in it:
+    for n, header in it:  # noqa: B007 - n names the header line in the error below
         if header.strip():
             break
     else:

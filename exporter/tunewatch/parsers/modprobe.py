@@ -8,11 +8,14 @@ sets to true; it is reported as "1" so it compares equal to `param=1`.
 
 from __future__ import annotations
 
-
 from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import logical_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 # The kernel's parse_args() lets a value be double-quoted to hold blanks: p="a b".
 _PARAM = lazy(r'([^\s=]+)(?:=((?:"[^"]*"?|[^\s"])*))?')
@@ -38,7 +41,7 @@ def _params(text: str) -> dict[str, str]:
     return params
 
 
-def _lines_of(text: str, command: str, source: str, min_words: int, what: str):
+def _lines_of(text: str, command: str, source: str, min_words: int, what: str) -> Iterator[tuple[int, list[str]]]:
     """(line number, words split in three) of each `command` line with at least `min_words`."""
     for n, line in logical_lines(text, strip_continued=False):
         words = line.split(None, 2)

@@ -13,11 +13,9 @@ from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines, split_options, uint, unescape_octal
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
-    from typing import Optional, Tuple
-
-    Options = Tuple[Tuple[str, Optional[str]], ...]  # typing's forms for Python 3.9
+    Options = tuple[tuple[str, str | None], ...]  # never run: TYPE_CHECKING is False
 
 
 class MountInfo(FrozenRecord):

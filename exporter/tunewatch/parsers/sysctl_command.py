@@ -92,6 +92,7 @@ def _systemd(args: list[str]) -> SysctlRun:
 
 def _commands(command: str) -> list[list[str]]:
     """The words of each simple command, split at `&&`, `||`, `;`, `|` outside quotes."""
+    current: list[str]
     parts, current, quote = [], [], None
     for ch in command:
         if quote:

@@ -17,7 +17,6 @@ coalesce times are time spans (`RxCoalesceSec=25` is 25 seconds, `25us` 25 micro
 
 from __future__ import annotations
 
-
 from .._lazyre import lazy
 from .._record import FrozenRecord
 from .ini import parse_ini_items

@@ -123,7 +123,7 @@ def _cunescape(text: str) -> str:
         elif nxt == "x" and re.match(r"[0-9A-Fa-f]{2}", text[i + 2:i + 4]):
             out.append(chr(int(text[i + 2:i + 4], 16)))
             i += 4
-        elif nxt in ("u", "U") and re.match(r"[0-9A-Fa-f]{%d}" % (4 if nxt == "u" else 8),
+        elif nxt in ("u", "U") and re.match(f"[0-9A-Fa-f]{{{4 if nxt == 'u' else 8}}}",
                                             text[i + 2:i + (6 if nxt == "u" else 10)]):
             n = 4 if nxt == "u" else 8
             code = int(text[i + 2:i + 2 + n], 16)

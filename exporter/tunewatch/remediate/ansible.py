@@ -21,9 +21,27 @@ from .. import __version__
 from ..outputs.escape import comment, sh_words
 from .irqpin import IRQ_FUNCTION
 from .steps import (
-    MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note, PinIrqs,
-    Plan, WriteFile, change_lines,
+    MANUAL,
+    PERSISTENT,
+    RUNTIME,
+    Command,
+    CommentOut,
+    EnableUnit,
+    EnsureLine,
+    IniSet,
+    MaskUnit,
+    Note,
+    PinIrqs,
+    Plan,
+    WriteFile,
+    change_lines,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .steps import Step
 
 ROOT = "{{ tunewatch_root }}"
 PATH = ROOT + "/{{ tw_path }}"  # tw_path: a task variable, !unsafe
@@ -56,7 +74,8 @@ def _guard() -> list[dict]:
              "check_mode": False, "tags": ["always"]},
             {"name": "tunewatch guard: refuse another host, or the scanned host after a reboot",
              "ansible.builtin.fail": {"msg": (
-                 "refusing: written for {{ tunewatch_scan_hostname }} at boot {{ tunewatch_scan_boot_id or 'unknown' }}, "
+                 "refusing: written for {{ tunewatch_scan_hostname }} at boot "
+                 "{{ tunewatch_scan_boot_id or 'unknown' }}, "
                  "this is {{ tw_identity.stdout }}: another host, or the host rebooted since the scan (or the scan "
                  "recorded no boot id); scan it again (-e tunewatch_force=true overrides)")},
              "when": ["not (tunewatch_force | bool)",
@@ -107,7 +126,7 @@ def _directory(path: str) -> dict:
                    "tags": [PERSISTENT]}, "directory", "/" + parent, parent)
 
 
-def _tasks(step) -> list[dict]:
+def _tasks(step: Step) -> list[dict]:
     a = step.action
     label = f"[{step.phase}] {step.check}"
     what = f"{step.object}: {' '.join(step.summary.split())}"

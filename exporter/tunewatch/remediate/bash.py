@@ -18,9 +18,25 @@ from .. import __version__
 from ..outputs.escape import comment, sh
 from .irqpin import IRQ_FUNCTION
 from .steps import (
-    MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnableUnit, EnsureLine, IniSet, MaskUnit, Note, PinIrqs,
-    Plan, WriteFile, change_lines,
+    MANUAL,
+    PERSISTENT,
+    RUNTIME,
+    Command,
+    CommentOut,
+    EnableUnit,
+    EnsureLine,
+    IniSet,
+    MaskUnit,
+    Note,
+    PinIrqs,
+    Plan,
+    WriteFile,
+    change_lines,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .steps import Action
 
 GUARD = r'''
 # The scan saw one host at one boot: runtime values and IRQ numbers belong to that boot, and
@@ -179,14 +195,14 @@ tw_enable() {
     if [ -n "$R" ]; then systemctl --root="$R" enable "$1"; else systemctl enable --now "$1"; fi
     tw_changed "enabled $1"
 }
-'''
+'''  # noqa: E501 - shell and awk, kept as they run
 
 
 def _q(text: str) -> str:
     return sh(text)
 
 
-def _line(action) -> str:
+def _line(action: Action) -> str:
     if isinstance(action, Command):
         return f"tw_run {_q(action.probe or 'false')} {_q(action.want or '')} {' '.join(_q(a) for a in action.argv)}"
     if isinstance(action, PinIrqs):

@@ -7,8 +7,16 @@ from __future__ import annotations
 
 from .hostview import scan_host
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace, _SubParsersAction
+    from typing import Callable
 
-def add_parser(subparsers, scan_args) -> None:
+    from ..content.catalog import Content, ResolvedProfile
+    from ..content.waivers import Waiver
+
+
+def add_parser(subparsers: _SubParsersAction, scan_args: Callable[[ArgumentParser], None]) -> None:
     p = subparsers.add_parser("remediate", help="write a bash script or Ansible playbook that fixes the failed checks")
     scan_args(p)
     p.add_argument("--format", choices=("bash", "ansible"), default="bash", help="output format (default: bash)")
@@ -16,11 +24,11 @@ def add_parser(subparsers, scan_args) -> None:
     p.set_defaults(run=run)
 
 
-def run(args, load) -> int:
+def run(args: Namespace, load: Callable[[Namespace], tuple[Content, ResolvedProfile, list[Waiver]]]) -> int:
+    from ..host.rootcheck import check_root
     from .ansible import render_ansible
     from .bash import render_bash
     from .plan import build_plan
-    from ..host.rootcheck import check_root
     content, profile, waivers = load(args)
     check_root(args)
     plan = build_plan(scan_host(content, profile, args.root, waivers))

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import re
 
-from ..results import FAIL
 from ..kinds.base import Target
+from ..results import FAIL
 from .hostview import HostView
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..content.catalog import SelectedCheck
+    from ..facts.interfaces import Interface
 
 
 def ere(text: str) -> str:
@@ -18,7 +25,7 @@ def _sysctl_key_ere(key: str) -> str:
     return "[./]".join(ere(part) for part in key.split("."))
 
 
-def _show(value) -> str:
+def _show(value: Any) -> str:
     return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
 
@@ -32,10 +39,10 @@ class Context:
         self.facts = view.facts
         self.fstab_wanted: dict[str, list[tuple[str, str, dict]]] = {}  # mount -> [(check, option, vars)]
 
-    def target(self, sel) -> Target:
+    def target(self, sel: SelectedCheck) -> Target:
         return Target(sel.check.id, sel.vars, self.facts, self.view.profile.scope, sel.check.objects)
 
-    def interface(self, name: str):
+    def interface(self, name: str) -> Interface | None:
         return self.facts.interfaces.get(name)
 
     def uses_network_manager(self) -> bool:

@@ -11,11 +11,16 @@ import os
 from dataclasses import dataclass
 
 from .. import results
-from ..scan import engine
 from ..content.catalog import ResolvedProfile, SelectedCheck
 from ..errors import ContentError
 from ..facts.context import Facts
 from ..host.fs import FS
+from ..scan import engine
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..content.catalog import Content
+    from ..content.waivers import Waiver
 
 
 @dataclass
@@ -28,7 +33,7 @@ class HostView:
         return next(sel for sel in self.profile.checks if sel.check.id == check_id)
 
 
-def scan_host(content, profile: ResolvedProfile, root: str, waivers=None) -> HostView:
+def scan_host(content: Content, profile: ResolvedProfile, root: str, waivers: list[Waiver] | None = None) -> HostView:
     if not os.path.isdir(root):
         raise ContentError(root, "--root is not a directory")
     result = engine.scan(content, profile, root, waivers)

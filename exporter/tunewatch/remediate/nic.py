@@ -18,19 +18,37 @@ from __future__ import annotations
 
 import hashlib
 
+from ..kinds.irq_affinity_persistent import MOVED_BY_IRQBALANCE
+from ..kinds.nic_irqs import allowed_cpus
 from ..outputs.escape import Unexpressible, plain_name, sh, sh_words
 from ..parsers.cpulist import format_cpulist
 from ..parsers.ethtool_args import parse_ethtool_options
 from ..parsers.ini import parse_ini
 from ..parsers.shellvars import parse_shell_assignments
-from ..kinds.irq_affinity_persistent import MOVED_BY_IRQBALANCE
-from ..kinds.nic_irqs import allowed_cpus
 from ..results import FAIL, PASS
 from .context import Context, _failed, _show
 from .irqpin import IRQ_SCRIPT_TEXT
 from .steps import (
-    MANUAL, PERSISTENT, RUNTIME, Command, EnableUnit, EnsureLine, IniSet, Note, PinIrqs, Step, WriteFile,
+    MANUAL,
+    PERSISTENT,
+    RUNTIME,
+    Command,
+    EnableUnit,
+    EnsureLine,
+    IniSet,
+    Note,
+    PinIrqs,
+    Step,
+    WriteFile,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..content.catalog import SelectedCheck
+    from ..facts.interfaces import Interface
+    from ..results import CheckResult
 
 ETHTOOL = "/usr/sbin/ethtool"
 SECTION_OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
@@ -46,7 +64,7 @@ IRQ_SCRIPT = "usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh"
 _DEVICE_KINDS = ("nic_settings_persistent", "irq_affinity_persistent")
 
 
-def lost_on_readd(result) -> list:
+def lost_on_readd(result: CheckResult) -> list:
     """Objects tuned for the next boot whose setting a re-add of the device loses (not where
     irqbalance is the cause: irqbalance-disabled fixes that)."""
     if result.kind not in _DEVICE_KINDS:
@@ -60,7 +78,7 @@ def _probe(section: str, iface: str, key: str) -> str:
     return f"tw_ethtool_value {SECTION_QUERY[section]} {sh(iface)} {sh(label)}"
 
 
-def nic_channels(ctx: Context, sel, result):
+def nic_channels(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in _failed(result):
         kind = next((s.name.split(".")[1] for s in obj.settings if s.name.startswith("channels.")
                      and s.name != "channels.limit"), "combined")
@@ -69,7 +87,7 @@ def nic_channels(ctx: Context, sel, result):
                    Command(("ethtool", "-L", obj.object, kind, limit), _probe("channels", obj.object, kind), limit))
 
 
-def nic_ethtool(ctx: Context, sel, result):
+def nic_ethtool(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     section = sel.vars["section"]
     for obj in _failed(result):
         data = ctx.facts.ethtool(obj.object).get(section) or {}
@@ -79,11 +97,12 @@ def nic_ethtool(ctx: Context, sel, result):
         # one command per section: each ring or channel change re-initialises the NIC's queues
         words = [w for k, v in wrong.items() for w in (k, v)]
         probe = "echo " + " ".join(f"$({_probe(section, obj.object, k)})" for k in wrong)
-        yield Step(sel.check.id, obj.object, RUNTIME, f"ethtool {SECTION_OPTION[section]} {obj.object} {' '.join(words)}",
+        yield Step(sel.check.id, obj.object, RUNTIME,
+                   f"ethtool {SECTION_OPTION[section]} {obj.object} {' '.join(words)}",
                    Command(("ethtool", SECTION_OPTION[section], obj.object, *words), probe, " ".join(wrong.values())))
 
 
-def _required(sel, driver: str | None) -> dict[str, str]:
+def _required(sel: SelectedCheck, driver: str | None) -> dict[str, str]:
     required: dict[str, str] = {}
     for req in sel.vars["requirements"]:
         if driver in req["drivers"]:
@@ -211,7 +230,7 @@ def _ethtool_udev_rule(sel, iface, settings: dict[str, str]) -> Step:
                                f"device is added again\nACTION==\"add\", SUBSYSTEM==\"net\", {match}, {rule}"))
 
 
-def nic_settings_persistent(ctx: Context, sel, result):
+def nic_settings_persistent(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in lost_on_readd(result):  # tuned for the next boot, not for a re-add: a rule that runs on every add
         iface = ctx.interface(obj.object)
         settings = _required(sel, iface.driver if iface else None)
@@ -274,7 +293,7 @@ def _persist_nic(ctx: Context, sel, iface, settings: dict[str, str]):
 # -- IRQs -----------------------------------------------------------------------------------------
 
 
-def irq_placement(ctx: Context, sel, result):
+def irq_placement(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     """Pin each data IRQ of a failing NIC to one allowed CPU, round robin (fixes spread too).
     The step names the NIC, the CPUs and the control-vector patterns, never IRQ numbers: it
     finds the IRQs where and when it runs."""
@@ -297,7 +316,7 @@ def _escape_for_exec(text: str) -> str:
     return text.replace("%", "%%").replace("$", "$$")
 
 
-def _irq_unit(sel, iface, cpus: str, control: str):
+def _irq_unit(sel: SelectedCheck, iface: Interface, cpus: str, control: str) -> Iterator[Step]:
     """A unit pinning a NIC with a stable name (not a VF), bound to its device unit: started
     when the NIC appears, at boot and on every re-add, and stopped when it goes
     (systemd.device(5); systemd.unit(5) `BindsTo=`), so its RemainAfterExit state never
@@ -319,7 +338,7 @@ def _irq_unit(sel, iface, cpus: str, control: str):
     yield Step(sel.check.id, iface.name, PERSISTENT, f"systemctl enable {unit}", EnableUnit(unit))
 
 
-def _irq_udev_rules(sel, groups: dict[tuple[str, str], list], control: str):
+def _irq_udev_rules(sel: SelectedCheck, groups: dict[tuple[str, str], list], control: str) -> Iterator[Step]:
     """Accelerated Networking VFs: a udev rule per VF driver, run for each VF when it appears
     (at boot and when Azure hot-adds it again after host maintenance), whatever its name:
     `DRIVERS==` matches the VF's PCI parent (udev(7)), `%k` is the VF. Pinning the hv_netvsc
@@ -344,7 +363,7 @@ def _irq_udev_rules(sel, groups: dict[tuple[str, str], list], control: str):
             f"RUN+=\"/{IRQ_SCRIPT} {cpus} %k '{control}'\"")))
 
 
-def irq_affinity_persistent(ctx: Context, sel, result):
+def irq_affinity_persistent(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     runtime = next((s for s in ctx.view.profile.checks if s.check.kind == "irq_affinity"), None)
     t = ctx.target(runtime) if runtime else None
     control = _escape_for_exec("|".join(runtime.vars.get("control_irq_patterns", [])) or "^$") if runtime else ""

@@ -7,14 +7,15 @@ from __future__ import annotations
 from ..errors import FactError, ParseError
 from ..results import FAIL
 from .hostview import HostView
-from .steps import MANUAL, Command, Note, Plan, Step
 from .nic import lost_on_readd
+from .steps import MANUAL, Command, Note, Plan, Step
 from .templates import TEMPLATES, Context, fstab_steps
 
 
 def _order(step: Step) -> int:
     """Stop services first (irqbalance would undo IRQ pinning), then everything else."""
-    return 0 if isinstance(step.action, Command) and step.action.argv[:2] in (("systemctl", "stop"), ("pkill", "-x")) else 1
+    stops = isinstance(step.action, Command) and step.action.argv[:2] in (("systemctl", "stop"), ("pkill", "-x"))
+    return 0 if stops else 1
 
 
 def build_plan(view: HostView) -> Plan:

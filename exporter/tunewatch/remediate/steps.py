@@ -9,9 +9,8 @@ probe of the current value, file actions compare before they write.
 
 from __future__ import annotations
 
-from typing import Union
-
 from dataclasses import dataclass, field
+from typing import Union
 
 RUNTIME, PERSISTENT, MANUAL = "runtime", "persistent", "manual"
 

@@ -21,6 +21,13 @@ from .context import Context, _failed, _sysctl_key_ere, ere
 from .nic import irq_affinity_persistent, irq_placement, nic_channels, nic_ethtool, nic_settings_persistent
 from .steps import MANUAL, PERSISTENT, RUNTIME, Command, CommentOut, EnsureLine, MaskUnit, Note, Step, WriteFile
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..content.catalog import SelectedCheck
+    from ..results import CheckResult, ObjectResult
+
 
 # -- services and processes ---------------------------------------------------------------
 
@@ -30,7 +37,7 @@ def _twin_unit(ctx: Context, check_id: str) -> str | None:
                  if sel.check.kind == "service_disabled" and sel.check.runtime_check == check_id), None)
 
 
-def process_absent(ctx: Context, sel, result):
+def process_absent(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     name = sel.vars["process"]
     unit = _twin_unit(ctx, sel.check.id)
     argv = ("systemctl", "stop", unit) if unit else ("pkill", "-x", name)
@@ -38,7 +45,7 @@ def process_absent(ctx: Context, sel, result):
                Command(argv, f"pgrep -x {sh(name)} >/dev/null && echo running || echo absent", "absent"))
 
 
-def service_disabled(ctx: Context, sel, result):
+def service_disabled(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     unit = sel.vars["unit"]
     yield Step(sel.check.id, unit, PERSISTENT, f"systemctl disable --now {unit} and mask it", MaskUnit(unit))
 
@@ -46,7 +53,7 @@ def service_disabled(ctx: Context, sel, result):
 # -- sysctl ---------------------------------------------------------------------------------
 
 
-def sysctl(ctx: Context, sel, result):
+def sysctl(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in _failed(result):
         key, value = obj.object, str(sel.vars["settings"][obj.object])
         if sel.vars["source"] == "runtime":
@@ -72,7 +79,7 @@ def sysctl(ctx: Context, sel, result):
 # -- NFS ------------------------------------------------------------------------------------------
 
 
-def nfs_mount_options(ctx: Context, sel, result):
+def nfs_mount_options(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in _failed(result):
         if sel.vars["source"] == "fstab":
             for option in list(sel.vars["options"]) + list(sel.vars.get("fstab_only_options", [])):
@@ -83,7 +90,7 @@ def nfs_mount_options(ctx: Context, sel, result):
                             f"stop its users and run: umount {obj.object} && mount {obj.object}"))
 
 
-def nfs_nconnect(ctx: Context, sel, result):
+def nfs_nconnect(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in _failed(result):
         ctx.fstab_wanted.setdefault(obj.object, []).append((sel.check.id, f"nconnect={sel.vars['nconnect']}", {}))
         yield Step(sel.check.id, obj.object, MANUAL, f"remount {obj.object} for nconnect",
@@ -104,8 +111,9 @@ def fstab_steps(ctx: Context):
     for mount_point, wanted in ctx.fstab_wanted.items():
         entry = entries.get(mount_point.rstrip("/") or "/")
         options = list(entry.options) if entry else [("defaults", None)]
-        for check, option, v in wanted:  # replace in place (a minimal diff of the line), else append
-            pair = tuple(option.split("=", 1)) if "=" in option else (option, None)
+        for _check, option, v in wanted:  # replace in place (a minimal diff of the line), else append
+            name, sep, value = option.partition("=")
+            pair = (name, value) if sep else (option, None)
             key = _option_key(pair, v)
             at = next((i for i, o in enumerate(options) if _option_key(o, v) == key), None)
             if at is None:
@@ -129,7 +137,7 @@ def fstab_steps(ctx: Context):
                    EnsureLine("etc/fstab", regex, line))
 
 
-def bdi_readahead(ctx: Context, sel, result):
+def bdi_readahead(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     mounts = {m.mount_point: m for m in ctx.facts.mountinfo}
     for obj in _failed(result):
         m = mounts[obj.object]
@@ -139,7 +147,7 @@ def bdi_readahead(ctx: Context, sel, result):
                            str(sel.vars["read_ahead_kb"])))
 
 
-def udev_attr(ctx: Context, sel, result):
+def udev_attr(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     sub, attr, value = sel.vars["subsystem"], sel.vars["attribute"], sel.vars["value"]
     match = f'SUBSYSTEM=="{sub}", ACTION=="add"'
     if sub == "bdi":  # only NFS bdis (seed 003's rule): local disks keep their read-ahead
@@ -147,7 +155,8 @@ def udev_attr(ctx: Context, sel, result):
                   "/proc/fs/nfsfs/volumes\"")
     rel = targets.udev_rule(sub, attr)
     yield Step(sel.check.id, f"udev {sub} {attr}", PERSISTENT, f"udev rule /{rel}: {attr}={value} for {sub}",
-               WriteFile(rel, f"# written by tunewatch remediate ({sel.check.id})\n{match}, ATTR{{{attr}}}=\"{value}\""))
+               WriteFile(rel,
+                         f"# written by tunewatch remediate ({sel.check.id})\n{match}, ATTR{{{attr}}}=\"{value}\""))
 
 
 def _tuned_choice(ctx: Context, wanted: str) -> str:
@@ -170,7 +179,7 @@ def _tuned_choice(ctx: Context, wanted: str) -> str:
     return wanted
 
 
-def tuned_profile(ctx: Context, sel, result):
+def tuned_profile(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     wanted = _tuned_choice(ctx, sel.vars["profile"])
     yield Step(sel.check.id, "tuned", RUNTIME, f"tuned-adm profile {wanted}",
                Command(("tuned-adm", "profile", wanted), "cat /etc/tuned/active_profile", wanted))
@@ -180,7 +189,7 @@ def tuned_profile(ctx: Context, sel, result):
                WriteFile("etc/tuned/profile_mode", "manual"))
 
 
-def fix_note(obj) -> str:
+def fix_note(obj: ObjectResult) -> str:
     """What to do, from the object's `fix` (data), never from its message text."""
     fix = obj.fix
     if fix is None:
@@ -191,7 +200,7 @@ def fix_note(obj) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def manual(ctx: Context, sel, result):
+def manual(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
     for obj in _failed(result):
         text = fix_note(obj)
         yield Step(sel.check.id, obj.object, MANUAL, text, Note(text))

@@ -32,19 +32,23 @@ import sys
 from ..content.catalog import Content
 from ..errors import ContentError, TunewatchError
 from ..facts import boot, ethtool, filestat, interfaces, netdevice
-from ..facts.services import UNIT_DIRS
+from ..facts.automount import autofs_map_files
 from ..facts.linkfiles import LINK_DIRS
-from ..facts.netconfig import NM_DIRS
-from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
 from ..facts.modules import MODULES_LOAD_DIRS
+from ..facts.netconfig import NM_DIRS
 from ..facts.nextkernel import BLS_DIR, GRUB_CFGS, GRUBENVS, VMLINUZ_LINK
+from ..facts.services import UNIT_DIRS
+from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
 from ..facts.udev import RULES_DIRS
 from ..host.fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
-from ..facts.automount import autofs_map_files
 from ..kinds._predict import default_sibling
 from ..parsers.mountinfo import parse_mountinfo
 from ..parsers.sysctl_conf import sysctl_key_to_path
 from .destdir import Dest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    pass
 
 SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot._script_text
 SMALL_MAX_BYTES = boot._MAX_SCRIPT_BYTES  # config files, unit files and scripts: what a scan reads
@@ -199,7 +203,7 @@ class _Snapshot:
 def _sysctl_keys(content: Content) -> set[str]:
     keys: set[str] = set()
 
-    def walk(cond) -> None:  # applicability: {sysctl_present: key} anywhere in any_of/all_of/not
+    def walk(cond: object) -> None:  # applicability: {sysctl_present: key} anywhere in any_of/all_of/not
         for k, v in cond.items() if isinstance(cond, dict) else enumerate(cond if isinstance(cond, list) else []):
             keys.add(v) if k == "sysctl_present" and isinstance(v, str) else walk(v)
 

@@ -14,19 +14,20 @@ import time
 from .. import kinds
 from ..content.catalog import Content, ResolvedProfile, SelectedCheck
 from ..errors import FactError, ParseError
-from ..kinds._predict import complete as complete_prediction, complete_readd, is_persistent
+from ..kinds._predict import complete as complete_prediction
+from ..kinds._predict import complete_readd, is_persistent
 from ..kinds.base import Target
 from ..kinds.selectors import condition_holds, select_interfaces
 from ..results import ERROR, NOTAPPLICABLE, CheckResult, NicInfo, ObjectResult, ScanResult, worst
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (issue 22)
-    from ..facts.context import Facts
-    from ..facts.host import Host
-    from ..host.fs import FS
-    import datetime as dt  # at run time only with waivers (issue 22)
-    from ..content.waivers import Waiver
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:  # the fact readers and parsers load in the scan child only (docs/architecture.md#start-up-cost)
+    import datetime as dt  # at run time only with waivers (docs/architecture.md#start-up-cost)
     from typing import Callable
+
+    from ..content.waivers import Waiver
+    from ..facts.context import Facts
+    from ..host.fs import FS
 
 
 def _module_params(profile: ResolvedProfile) -> dict[str, str]:
@@ -97,7 +98,7 @@ def _valid_interfaces(objects: list[ObjectResult], facts: Facts) -> list[ObjectR
 
 
 def _nic_inventory(facts: Facts, scope: dict) -> list[NicInfo]:
-    nics = []
+    nics: list[NicInfo] = []
     try:
         interfaces = select_interfaces(facts, scope.get("interfaces"))
     except (FactError, ParseError):
@@ -162,7 +163,7 @@ def _scan(content, profile, root, waivers, today, timeout, on_result, host_mount
         from ..host.fs import FS
         fs = FS(root, host_mountinfo)
     facts = Facts(fs, _module_params(profile), deadline, content.defaults)
-    results = []
+    results: list[CheckResult] = []
     early: dict[str, CheckResult] = {}  # runtime checks decided ahead of their turn for a -persistent one
     for sel in profile.checks:
         result = early.pop(sel.check.id, None) or evaluate_check(sel, facts, profile.scope)
@@ -194,7 +195,7 @@ def _scan(content, profile, root, waivers, today, timeout, on_result, host_mount
                       {cpu: n for n, cpus in nodes.items() for cpu in cpus})
 
 
-def _send(fd: int, item) -> None:
+def _send(fd: int, item: object) -> None:
     import pickle
     import struct
 
@@ -233,7 +234,7 @@ def scan_with_watchdog(content: Content, profile: ResolvedProfile, root: str = "
     Without a mount the scan could hang on (`hangsafe.needs_watchdog`: the mounts at and
     above the root are all local in-kernel file systems, as on most hosts) scan() runs
     here, with the same deadline, the same results and `timed_out` False: the fork, the
-    pickling and the reaping cost ~20 ms of a CLI scan (issue 22)."""
+    pickling and the reaping cost ~20 ms of a CLI scan (docs/architecture.md#start-up-cost)."""
     from . import hangsafe
 
     mountinfo = hangsafe.read_host_mountinfo()

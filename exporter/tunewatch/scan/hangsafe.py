@@ -3,7 +3,7 @@
 `engine.scan_with_watchdog` runs the scan in a forked child because a read on a hung
 network or FUSE file system cannot be interrupted, not even by SIGKILL. The fork, its
 copy-on-write faults, pickling every result and reaping the child cost ~20 ms of a ~90 ms
-CLI scan (issue 22), so it is skipped when nothing the scan can read is on such a mount.
+CLI scan (docs/architecture.md#start-up-cost), so it is skipped when nothing the scan can read is on such a mount.
 
 The rule (`needs_watchdog`): the scanning host's own /proc/self/mountinfo (the kernel's,
 not the root's snapshot copy) is read; the mount that contains the root (the longest mount
@@ -59,7 +59,7 @@ def needs_watchdog(root: str, mountinfo: bytes | None = _UNREAD) -> bool:  # typ
     if mountinfo is _UNREAD:
         mountinfo = read_host_mountinfo()
     try:  # surrogateescape: a mount point that is not UTF-8 still compares with realpath()
-        mounts = parse_mountinfo(mountinfo.decode("utf-8", "surrogateescape"), MOUNTINFO)
+        mounts = parse_mountinfo(mountinfo.decode("utf-8", "surrogateescape"), MOUNTINFO)  # type: ignore[union-attr]
     except Exception:  # noqa: BLE001 - unknown (or unreadable: None) mounts: keep the watchdog
         return True
     if not mounts:

@@ -18,22 +18,23 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace as _replace
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import replace as _replace
+from typing import Any, Callable, TypeVar
 
-from .exposition import Exposition, extra_families, report_body
-from ..web.server import HTTPServer, bind
+from ..web.config import BasicAuth, Request, Response, WebConfig, load_web_config, parse_listen_address, san_allowed
 from ..web.listen import nofile_limit, raise_nofile_limit
+from ..web.server import HTTPServer, bind
+from .exposition import Exposition, extra_families, report_body
+from .options import DEFAULT_LISTEN_ADDRESS, DEFAULT_PORT, REPORT_PATH, ServeOptions, parse_duration
 from .scanjob import ChildScan, render_output
 from .scanloop import ScanLoop, ScanState
-from .options import DEFAULT_LISTEN_ADDRESS, DEFAULT_PORT, REPORT_PATH, ServeOptions, parse_duration
-from ..web.config import BasicAuth, Request, Response, WebConfig, load_web_config, parse_listen_address, san_allowed
 
 T = TypeVar("T")
 log = logging.getLogger("tunewatch.serve")
 
 __all__ = ["DEFAULT_LISTEN_ADDRESS", "DEFAULT_PORT", "parse_duration", "start_exporter", "run_exporter"]
-METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 HTML_CONTENT_TYPE = "text/html; charset=utf-8"
 _READ_METHODS = ("GET", "HEAD")
 STOP_WAIT = 0.6  # SIGTERM to exit: well under a second even with a scan stuck in the kernel
@@ -312,7 +313,7 @@ def _live_families(state: ScanState[Any], limiter: RescanLimiter, servers: list[
 def server_families(servers: list[HTTPServer]) -> list:
     """The HTTP server's own counters: what a hostile network costs it."""
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-    out = []
+    out: list = []  # metric families of two classes
     for name, help_text, attr in (
             ("tunewatch_http_accept_errors_total", "accept() failures for lack of file descriptors or memory "
              "(accepting then pauses 5 ms, doubling up to 1 s).", "accept_errors_total"),
@@ -326,9 +327,9 @@ def server_families(servers: list[HTTPServer]) -> list:
     for name, help_text, value in (
             ("tunewatch_http_connections", "Open HTTP connections.", lambda s: s.open_connections),
             ("tunewatch_http_max_connections", "Connection cap (--web.max-connections).", lambda s: s.max_connections)):
-        family = GaugeMetricFamily(name, help_text)
-        family.add_metric([], float(sum(value(s) for s in servers)))
-        out.append(family)
+        gauge = GaugeMetricFamily(name, help_text)
+        gauge.add_metric([], float(sum(value(s) for s in servers)))
+        out.append(gauge)
     return out
 
 

@@ -28,7 +28,7 @@ TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 GZIP_LEVEL = 6
 # The process_* and python_info series are rendered at most once a second: reading
-# /proc/self for them was 78 % of a cached scrape's CPU (issue 22), and a scraper that
+# /proc/self for them was 78 % of a cached scrape's CPU (docs/architecture.md#start-up-cost), and a scraper that
 # polls more often than once a second learns nothing from a fresher CPU counter.
 PROCESS_SERIES_MAX_AGE_S = 1.0
 
@@ -97,7 +97,7 @@ class Exposition:
         self._process = ProcessCollector(registry=None)
         self._platform = PlatformCollector(registry=None)
         self._lock = threading.Lock()
-        self._gzip_cache: dict[bool, tuple[ScanOutput, Any, bytes]] = {}
+        self._gzip_cache: dict[bool, tuple[ScanOutput | None, Any, bytes]] = {}
         self._process_lock = threading.Lock()  # concurrent scrapes in the same second render it once
         self._process_cache: dict[bool, tuple[float, bytes]] = {}  # openmetrics -> (monotonic time, bytes)
 

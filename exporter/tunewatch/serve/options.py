@@ -55,7 +55,6 @@ class ServeOptions:
     rescan_min_interval: float = 30.0  # POST /-/rescan answers 429 more often than this
     interval: float = 300.0
     timeout: float = 60.0
-    isolate: bool = True  # each scan in a child process that is killed on timeout
     # rescan `uevent_debounce` s after the last net/pci add, remove or move (serve/uevents.py);
     # off unless asked (the CLI turns it on by default: --no-scan.uevents turns it off)
     uevents: bool = False

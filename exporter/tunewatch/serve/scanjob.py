@@ -30,7 +30,6 @@ class ScanOutput:
     text: bytes  # per-scan families, Prometheus text format 0.0.4
     openmetrics: bytes  # the same families in OpenMetrics 1.0.0, without the final "# EOF"
     report_gz: bytes  # outputs.report.render_json, gzip-compressed (it is only ever sent)
-    child_cpu_seconds: float = 0.0  # user + system CPU the scan's child used
 
 
 def render_output(result: Any, detail: bool = False) -> ScanOutput:
@@ -45,7 +44,7 @@ def render_output(result: Any, detail: bool = False) -> ScanOutput:
     from ..outputs import prometheus as prom
     from ..outputs.report import render_json
     try:
-        families = prom.scan_families(result, detail=detail)  # type: ignore[call-arg]
+        families = prom.scan_families(result, detail=detail)
     except TypeError:  # a renderer without the detail flag
         families = prom.scan_families(result)
     registry = CollectorRegistry(auto_describe=False)
@@ -93,7 +92,6 @@ class ChildScan:
             return self._pid
 
     def __call__(self) -> ScanOutput:
-        before = os.times()
         parent = os.getpid()
         receiver, sender = os.pipe()
         pid = os.fork()
@@ -116,11 +114,9 @@ class ChildScan:
         if not data:
             raise ScanCancelled(f"scan process {pid} ended without a result (exit code {code})")
         kind, payload = pickle.loads(data)
-        after = os.times()
         if kind == "error":
             raise RuntimeError(payload)
-        cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-        return ScanOutput(payload.text, payload.openmetrics, payload.report_gz, round(cpu, 6))
+        return ScanOutput(payload.text, payload.openmetrics, payload.report_gz)
 
     def cancel(self) -> None:
         """SIGKILL the running child, if any; the pending call then raises ScanCancelled."""

@@ -31,8 +31,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field, replace as _replace
-from typing import Callable, Generic, Mapping, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from dataclasses import replace as _replace
+from typing import Callable, Generic, TypeVar
 
 T = TypeVar("T")
 log = logging.getLogger("tunewatch.scanloop")
@@ -52,9 +54,7 @@ class ScanState(Generic[T]):
     scans_skipped_total: int = 0  # due/requested scans not started because one is hung
     last_success: bool = False  # did the most recent finished scan attempt succeed
     last_error: str | None = None  # error of the most recent attempt, None if it succeeded
-    last_attempt_completed_at: float | None = None  # success, exception or timeout
     scan_in_progress: bool = False  # a (non-abandoned) scan is running now
-    hung_scan_started_at: float | None = None  # start of the abandoned scan still stuck
     first_scan_done: bool = False  # some attempt has concluded (success, exception, timeout)
     running_since_monotonic: float | None = None  # start of the running (or stuck) scan
 
@@ -87,7 +87,7 @@ class ScanLoop(Generic[T]):
         self._hung: _Run | None = None
         self._state: ScanState[T] = ScanState()
 
-    def start(self) -> "ScanLoop[T]":
+    def start(self) -> ScanLoop[T]:
         with self._cond:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._schedule, name="tunewatch-scanloop", daemon=True)
@@ -112,7 +112,6 @@ class ScanLoop(Generic[T]):
         with self._cond:  # held only for bookkeeping, never across a scan
             running = self._current or self._hung
             return _replace(self._state, scan_in_progress=self._current is not None,
-                            hung_scan_started_at=self._hung.started_at if self._hung else None,
                             running_since_monotonic=running.started_monotonic if running else None)
 
     def wait_first_scan(self, timeout: float | None = None) -> bool:
@@ -180,8 +179,7 @@ class ScanLoop(Generic[T]):
             else:
                 self._state = _replace(self._state, result=result, result_completed_at=time.time(),
                                        result_duration_seconds=duration, last_success=True,
-                                       last_error=None, last_attempt_completed_at=time.time(),
-                                       first_scan_done=True)
+                                       last_error=None, first_scan_done=True)
                 log.debug("scan finished", extra={"duration_seconds": round(duration, 3)})
             self._cond.notify_all()
 
@@ -189,8 +187,7 @@ class ScanLoop(Generic[T]):
         errors = dict(self._state.scan_errors_total)
         errors[reason] += 1
         self._state = _replace(self._state, scan_errors_total=errors, last_success=False,
-                               last_error=message, last_attempt_completed_at=time.time(),
-                               first_scan_done=True)
+                               last_error=message, first_scan_done=True)
         self._cond.notify_all()  # wake wait_first_scan() after a timeout too
         log.error("scan failed", extra={"reason": reason, "err": message})
 

@@ -133,9 +133,9 @@ class UeventWatcher:
     def _run(self) -> None:
         first = due = None  # monotonic times of the burst's first event and of its trigger
         while not self._stopping:
-            timeout = None if due is None else max(0.0, due - time.monotonic())
+            timeout: float | None = None if due is None else max(0.0, due - time.monotonic())
             try:
-                ready, _, _ = select.select([self._sock, self._wake_r], [], [], timeout)
+                ready, _, _ = select.select([self._sock, self._wake_r], [], [], timeout)  # type: ignore[type-var]  # open while running
             except (OSError, ValueError):
                 return
             if self._stopping:

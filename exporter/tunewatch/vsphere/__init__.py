@@ -1,4 +1,4 @@
-"""vSphere fact source (issue 19): the VMX and ESXi facts read over the vSphere API.
+"""vSphere fact source (docs/vsphere.md): the VMX and ESXi facts read over the vSphere API.
 
 pyVmomi is imported only by `client`, and `client` only when `--vsphere.config` is given,
 so a plain scan never pays for it. Modules: `config` (the --vsphere.config file), `client`

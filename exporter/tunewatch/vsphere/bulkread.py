@@ -19,6 +19,11 @@ from xml.sax.saxutils import escape
 
 from ..errors import FactError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from xml.etree.ElementTree import Element
+
 VIM = "{urn:vim25}"
 XSI_TYPE = "{http://www.w3.org/2001/XMLSchema-instance}type"
 SOAP_FAULT = "{http://schemas.xmlsoap.org/soap/envelope/}Fault"
@@ -58,7 +63,7 @@ def _continue(moid: str, token: str) -> str:
         f"<token>{escape(token)}</token></ContinueRetrievePropertiesEx>")
 
 
-def _post(stub, body: str) -> bytes:
+def _post(stub: Any, body: str) -> bytes:
     """One SOAP exchange over pyVmomi's logged-in stub (its pooled connection and cookie)."""
     headers = {"Cookie": stub.cookie, "SOAPAction": stub.versionId, "Content-Type": "text/xml; charset=UTF-8"}
     conn = stub.GetConnection()
@@ -76,12 +81,12 @@ def _post(stub, body: str) -> bytes:
     return data
 
 
-def _text(el, tag: str) -> str | None:
+def _text(el: Element, tag: str) -> str | None:
     child = el.find(VIM + tag)
     return None if child is None else (child.text or "")
 
 
-def _fill(vm: RawVm, name: str, val) -> None:
+def _fill(vm: RawVm, name: str, val: Any) -> None:
     if name == "name":
         vm.name = val.text or ""
     elif name == "config.uuid":
@@ -122,7 +127,7 @@ def _page(data: bytes, found: dict[str, RawVm]) -> str | None:
     return _text(ret, "token")
 
 
-def retrieve_vms(stub, collector: str, vm_moids: list[str], page: int = 500) -> dict[str, RawVm]:
+def retrieve_vms(stub: Any, collector: str, vm_moids: list[str], page: int = 500) -> dict[str, RawVm]:
     """moId -> RawVm of the VMs that still exist, in pages of `page` objects."""
     found: dict[str, RawVm] = {}
     if not vm_moids:

@@ -36,6 +36,14 @@ from .client import Session
 from .config import VsphereConfig
 from .source import Files, error_files, identity_files, vm_files
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..content.catalog import Content, ResolvedProfile
+    from ..content.waivers import Waiver
+    from ..host.fs import FS
+    from ..results import ScanResult
+    from ..serve.scanjob import ScanOutput
+
 HYPERVISOR_KINDS = ("vmx_option", "vmx_cpu_affinity", "esxcli_setting")
 SERIES_BUDGET = 20
 
@@ -56,7 +64,8 @@ class StaticSource:
         return OverlayFS(fs, lambda: self.files, self.identity)
 
 
-def scan_vm(content, profile, files: Files, vm_name: str, waivers=None, fs=None):
+def scan_vm(content: Content, profile: ResolvedProfile, files: Files, vm_name: str,
+            waivers: list[Waiver] | None = None, fs: FS | None = None) -> ScanResult:
     """One VM judged from its vSphere files alone, over an empty root (nothing of this host):
     `fs`, a view of one empty root that a fleet's VMs share, or one made here."""
     from ..scan import engine
@@ -65,7 +74,7 @@ def scan_vm(content, profile, files: Files, vm_name: str, waivers=None, fs=None)
         root = tempfile.mkdtemp(prefix="tunewatch-vsphere-")
     try:
         vmware_facts.use_source(StaticSource(files, identity_files(vm_name)))
-        return engine.scan(content, profile, root or fs.root, waivers, fs=fs)
+        return engine.scan(content, profile, root or fs.root, waivers, fs=fs)  # type: ignore[union-attr]  # no fs: a root
     finally:
         vmware_facts.use_source(None)
         if root is not None:
@@ -106,7 +115,8 @@ def read_fleet(cfg: VsphereConfig, patterns: list[str],
         session.close()
 
 
-def scan_fleet(cfg: VsphereConfig, patterns: list[str], content, profile, waivers=None,
+def scan_fleet(cfg: VsphereConfig, patterns: list[str], content: Content, profile: ResolvedProfile,
+               waivers: list[Waiver] | None = None,
                tags: list[str] | None = None) -> FleetResult:
     from ..host.fs import FS
     from ..scan.hangsafe import read_host_mountinfo
@@ -124,7 +134,7 @@ def scan_fleet(cfg: VsphereConfig, patterns: list[str], content, profile, waiver
 # -- exposition ------------------------------------------------------------------------------
 
 
-def _vm_series(name: str, result) -> list[tuple[str, dict[str, str], float, int]]:
+def _vm_series(name: str, result: ScanResult) -> list[tuple[str, dict[str, str], float, int]]:
     """(metric, labels, value, priority) of one VM; lower priority is dropped first."""
     base = {"instance": name, "vm": name}
     out = []
@@ -178,7 +188,7 @@ def families(fleet: FleetResult, budget: int = SERIES_BUDGET) -> list:
     return list(out.values())
 
 
-def render_output(fleet: FleetResult, detail: bool = False):
+def render_output(fleet: FleetResult, detail: bool = False) -> ScanOutput:
     """scanjob.ScanOutput of a fleet scan (serve's `prepare` in central mode)."""
     from prometheus_client import CollectorRegistry, generate_latest
     from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics

@@ -23,6 +23,10 @@ from typing import Callable, TypeVar
 from ..errors import FactError
 from .config import VsphereConfig
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 T = TypeVar("T")
 # Host advanced options read from the OptionManager (the esxi-* checks).
 HOST_OPTIONS = ("Net.NetNetqRxQueueFeatPairEnable",)
@@ -41,7 +45,7 @@ class VmFacts:
     extra_config: dict[str, str]
     cpu_affinity: tuple[int, ...] | None
     nics: tuple[tuple[int, str], ...]  # (ethernet index, virtualDev), e.g. (1, "vmxnet3")
-    host_ref: object = field(default=None, compare=False, repr=False)
+    host_ref: Any = field(default=None, compare=False, repr=False)  # a pyVmomi HostSystem
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,7 @@ class Session:
 
     def __init__(self, cfg: VsphereConfig):
         self.cfg = cfg
-        self._si = None
+        self._si: Any = None  # pyVmomi ServiceInstance once logged in
         self._content = None  # the ServiceContent, kept for the session
 
     def call(self, fn: Callable[[], T], what: str = "") -> T:
@@ -131,7 +135,7 @@ class Session:
                 raise _explain(self.cfg, e) from None
         return run_with_deadline(guarded, self.cfg.timeout, f"vSphere {self.cfg.endpoint}{what}")
 
-    def connect(self) -> "Session":
+    def connect(self) -> Session:
         from pyVim.connect import SmartConnect  # pyVmomi only when --vsphere.config is given
         cfg = self.cfg
 
@@ -162,7 +166,7 @@ class Session:
             self._content = self._si.RetrieveContent()
         return self._content
 
-    def _collect(self, vimtype, props: list[str], objs=None) -> list[tuple[object, dict]]:
+    def _collect(self, vimtype: Any, props: list[str], objs: Any = None) -> list[tuple[Any, dict]]:
         from pyVmomi import vmodl
         content = self._service_content()
         pc = content.propertyCollector
@@ -205,7 +209,7 @@ class Session:
                     for ref, p in rows if not p.get("config.template")]
         return self.call(read, " (list VMs)")
 
-    def read_vm(self, ref) -> VmFacts:
+    def read_vm(self, ref: Any) -> VmFacts:
         def read() -> VmFacts:
             found = self._vms([ref])[0]
             if isinstance(found, FactError):
@@ -213,7 +217,7 @@ class Session:
             return found
         return self.call(read, " (read VM)")
 
-    def read_host(self, ref) -> HostFacts:
+    def read_host(self, ref: Any) -> HostFacts:
         def read() -> HostFacts:
             found = self._hosts([ref])[0]
             if isinstance(found, FactError):
@@ -271,7 +275,7 @@ class Session:
                 out.append(FactError(f"vSphere {self.cfg.endpoint}: ESXi host {ref._moId} is gone"))
                 continue
             options: dict[str, str] = {}
-            manager = p.get("configManager.advancedOption")
+            manager: Any = p.get("configManager.advancedOption")
             try:
                 for key in HOST_OPTIONS if manager is not None else ():  # none: nothing collected
                     try:
@@ -305,7 +309,7 @@ def _virtual_dev(type_name: str) -> str:
             "VirtualSriovEthernetCard": "sriov"}.get(type_name, type_name.replace("Virtual", "").lower())
 
 
-def _path(name: str, parent, tree: dict) -> str:
+def _path(name: str, parent: Any, tree: dict) -> str:
     parts = [name]
     for _ in range(64):  # folders nest; a bound, not a real limit
         if parent is None or parent._moId not in tree:

@@ -18,12 +18,17 @@ import sys
 
 from ..errors import ContentError, FactError
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
     from typing import Any, Callable
 
+    from ..content.catalog import Content, ResolvedProfile
+    from ..content.waivers import Waiver
+    from .config import VsphereConfig
 
-def add_arguments(p, command: str) -> None:
+
+def add_arguments(p: ArgumentParser, command: str) -> None:
     p.add_argument("--vsphere.config", dest="vsphere_config", metavar="FILE",
                    help="read the VMX and ESXi facts from vCenter/ESXi: YAML with url, username, password_file, "
                         "ca_file, insecure_skip_verify, timeout (docs/vsphere.md)")
@@ -62,7 +67,7 @@ def _config(args):
     return require_config(path)
 
 
-def fetch_named(cfg, name: str | None, tags: list[str] | None = None):
+def fetch_named(cfg: VsphereConfig, name: str | None, tags: list[str] | None = None) -> Any:
     """(VM name, files) of the one VM `name` (a glob) or `tags` select; ContentError (usage)
     for none or several, or for a tag that exists nowhere."""
     from .client import Session, run_with_deadline
@@ -150,7 +155,8 @@ def scan_setup(args, profile):
         vmware_facts.use_source(None)
 
 
-def serve_setup(args, content, profile, waivers, scan: Callable[[], Any]):
+def serve_setup(args: Namespace, content: Content, profile: ResolvedProfile, waivers: list[Waiver],
+                scan: Callable[[], Any]) -> tuple[Callable[[], Any], Callable[..., Any] | None]:
     """(scan, prepare) for `serve`: prepare None means the default rendering."""
     cfg = _config(args)
     if cfg is None:
@@ -166,7 +172,7 @@ def serve_setup(args, content, profile, waivers, scan: Callable[[], Any]):
     return scan, None
 
 
-def collect_files(args, root: str) -> tuple[dict | None, bool]:
+def collect_files(args: Namespace, root: str) -> tuple[dict | None, bool]:
     """(the vmware/ files for `collect --vsphere.config` or None without it, all of them read)."""
     cfg = _config(args)
     if cfg is None:

@@ -19,8 +19,12 @@ import os
 import urllib.parse
 from dataclasses import dataclass, field
 
-from ..errors import ContentError
 from ..content.yamlsrc import load_yaml
+from ..errors import ContentError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..content.yamlsrc import Document
 
 DEFAULT_TIMEOUT = 10.0
 KEYS = ("url", "username", "password_file", "ca_file", "insecure_skip_verify", "timeout")
@@ -46,7 +50,7 @@ class VsphereConfig:
         return self.url
 
 
-def _read_secret(path: str, where: str, doc, pointer: str) -> str:
+def _read_secret(path: str, where: str, doc: Document, pointer: str) -> str:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read(64 << 10)

@@ -16,6 +16,10 @@ import re
 from ..outputs.escape import comment
 from .client import HostFacts, VmFacts
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 # config.powerSystemInfo.currentPolicy.shortName -> the /Power/CpuPolicy string esxcli
 # shows (vSphere Resource Management, "Host Power Management Policies").
 POWER_POLICIES = {"static": "High Performance", "dynamic": "Balanced", "low": "Low Power", "custom": "Custom"}
@@ -32,8 +36,10 @@ def _quote(value: str) -> str:
     return '"' + "".join(f"|{ord(c):02X}" if c in '"|#' or ord(c) < 32 else c for c in value) + '"'
 
 
-def _cpulist(cpus) -> str:
-    ranges, start, prev = [], None, None
+def _cpulist(cpus: Iterable[int]) -> str:
+    ranges: list[tuple[int, int]] = []
+    start: int | None = None
+    prev = 0  # set with start
     for c in sorted(cpus):
         if start is None:
             start = prev = c

@@ -24,6 +24,10 @@ from .client import HostFacts, Session, VmFacts, match_names, run_with_deadline
 from .config import VsphereConfig
 from .render import file_name, render_files
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..host.fs import FS
+
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -109,12 +113,13 @@ class VsphereSource:
                 what = f"with BIOS UUID {' or '.join(sorted(forms))}"
             if len(chosen) != 1:
                 names = ", ".join(sorted(vm[1] for vm in chosen)[:5])
-                raise FactError(f"vSphere {self.cfg.endpoint}: {len(chosen)} VMs {what}" + (f" ({names})" if names else ""))
+                raise FactError(f"vSphere {self.cfg.endpoint}: {len(chosen)} VMs {what}"
+                                + (f" ({names})" if names else ""))
             return vm_files(session, session.read_vm(chosen[0][0]))
         finally:
             session.close()
 
-    def overlay(self, fs, identity: Files | None = None) -> "OverlayFS":
+    def overlay(self, fs: FS, identity: Files | None = None) -> OverlayFS:
         def load() -> Files:
             return self.fetch(lambda: fs.read_value("sys/class/dmi/id/product_uuid"))
         return OverlayFS(fs, load, identity)
@@ -135,7 +140,7 @@ class OverlayFS:
 
     PREFIX = "vmware"
 
-    def __init__(self, fs, load: Callable[[], Files], identity: Files | None = None):
+    def __init__(self, fs: FS, load: Callable[[], Files], identity: Files | None = None):
         self._fs, self._load, self._identity = fs, load, dict(identity or {})
         self._files: Files | None = None
 

@@ -38,6 +38,10 @@ from ..errors import FactError
 from .client import _explain, _ssl_context, match_names, run_with_deadline
 from .config import VsphereConfig
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 VM_TYPE = "VirtualMachine"
 MAX_ANSWER = 16 << 20  # bytes of one JSON answer; a bound, not a real limit
 SESSION_HEADER = "vmware-api-session-id"
@@ -105,10 +109,10 @@ class RestSession:
         self._conn = http.client.HTTPSConnection(cfg.host, cfg.port, timeout=cfg.timeout,
                                                  context=_ssl_context(cfg))
 
-    def _request(self, method: str, path: str, body=None, login: bool = False):
+    def _request(self, method: str, path: str, body: dict | None = None, login: bool = False) -> Any:
         headers = {"Accept": "application/json"}
         if login:
-            pair = f"{self.cfg.username}:{self.cfg.password}".encode("utf-8")
+            pair = f"{self.cfg.username}:{self.cfg.password}".encode()
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         elif self._token is not None:
             headers[SESSION_HEADER] = self._token

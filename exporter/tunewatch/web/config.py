@@ -23,8 +23,9 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import TunewatchError
 from .server import Request, Response  # noqa: F401 - re-exported: routes import them from here
@@ -178,7 +179,7 @@ def _tls_context(path: str, base_dir: str, doc: dict) -> tuple[ssl.SSLContext, t
     for suite in suites:
         if suite not in CIPHER_SUITES:
             raise WebConfigError(path, key("cipher_suites"), f"unknown cipher: {suite}")
-    openssl_names = [CIPHER_SUITES[s] for s in suites if CIPHER_SUITES[s]]
+    openssl_names = [name for name in map(CIPHER_SUITES.__getitem__, suites) if name]
     if openssl_names:
         ctx.set_ciphers(":".join(openssl_names))
     if _typed(path, key("prefer_server_cipher_suites"), doc.get("prefer_server_cipher_suites", True), bool):
@@ -246,7 +247,6 @@ class BasicAuth:
         self._lock = threading.Lock()
         self._bcrypt_slot = threading.Lock()
         self._next_start = 0.0
-        self.bcrypt_checks = 0  # uncached checks done (for tests and benchmarks)
         self._bcrypt: Any = None
         self._dummy = b""
         if self._users:
@@ -288,7 +288,6 @@ class BasicAuth:
             ok = self._verify(user, password)
             took = time.monotonic() - started
             self._next_start = time.monotonic() + took * (1 / self.BCRYPT_DUTY - 1)
-            self.bcrypt_checks += 1
         finally:
             self._bcrypt_slot.release()
         with self._lock:
@@ -332,5 +331,6 @@ def san_allowed(web_config: WebConfig, conn: ssl.SSLSocket) -> bool:
     """client_allowed_sans: the client certificate must carry one of them."""
     if not web_config.client_allowed_sans:
         return True
-    sans = {value for _, value in (conn.getpeercert() or {}).get("subjectAltName", ())}
+    cert: dict[str, Any] = conn.getpeercert() or {}  # typeshed: a union over every field
+    sans = {value for _, value in cert.get("subjectAltName", ())}
     return bool(sans & set(web_config.client_allowed_sans))

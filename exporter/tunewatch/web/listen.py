@@ -18,7 +18,8 @@ import errno
 import logging
 import os
 import socket
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 try:
     import resource
@@ -116,7 +117,8 @@ def bind(host: str, port: int) -> socket.socket:
     """A listening socket for host:port; host '' or '::' is every interface (IPv6 and IPv4)."""
     try:
         if host in ("", "::"):
-            families = [(socket.AF_INET6, ("::", port)), (socket.AF_INET, ("0.0.0.0", port))]
+            families: list[tuple[socket.AddressFamily, tuple]] = [(socket.AF_INET6, ("::", port)),
+                                                                  (socket.AF_INET, ("0.0.0.0", port))]
         else:
             info = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)[0]
             families = [(info[0], info[4][:2])]

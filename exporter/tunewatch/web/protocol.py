@@ -164,7 +164,7 @@ def _parse(head: bytes, start: int, body_at: int) -> Head:
         raise Refusal(501, f"Not Implemented: method {method}")
     if not (target.startswith("/") or (target == "*" and method == "OPTIONS") or "://" in target):
         raise Refusal(400, "Bad Request: malformed request target")
-    tokens = {t.strip().lower() for t in headers.get("connection", "").split(",")}
+    tokens = {t.strip().lower() for t in (headers.get("connection") or "").split(",")}
     keep_alive = "keep-alive" in tokens if minor == 0 else "close" not in tokens
     url = urlsplit(target)
     request = Request(method, url.path or "/", parse_qs(url.query), headers,

@@ -32,10 +32,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .listen import EVICT_GRACE, Throttled, bind, connection_cap, rank_evictable  # noqa: F401 - re-exported: serve and the tests import them from here
 from .protocol import (
-    CONTINUE, MAX_BODY_BYTES, MAX_HEADER_BYTES, Refusal, Request, Response, frame, handle, refusal_response,
+    CONTINUE,
+    MAX_BODY_BYTES,
+    MAX_HEADER_BYTES,
+    Refusal,
+    Request,
+    Response,
+    frame,
+    handle,
+    refusal_response,
 )
-from .listen import EVICT_GRACE, Throttled, bind, connection_cap, rank_evictable, somaxconn
 
 log = logging.getLogger("tunewatch.web")
 
@@ -134,7 +142,7 @@ class HTTPServer:
     def open_connections(self) -> int:
         return len(self._conns)
 
-    def start(self) -> "HTTPServer":
+    def start(self) -> HTTPServer:
         for thread in self._handshakers:
             thread.start()
         self._thread = threading.Thread(target=self._loop, name="tunewatch-http", daemon=True)
