@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "exporter" / "tunewatch"
 # "" is the package's own top-level modules (__init__, errors, _record, _lazyre, ...); a
 # top-level module that is not in BASE below is placed by TOP_LEVEL.
 LAYERS = (
-    "",          # errors, _record, _lazyre, the version: imported by everything
+    "",          # errors, _record, _lazyre, _escape, the version: imported by everything
     "parsers",   # text -> records; pure functions of a file's text
     "host",      # reading files under a root without hanging on network mounts
     "facts",     # one reader per fact source: host files -> parsed facts

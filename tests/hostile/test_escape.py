@@ -1,4 +1,4 @@
-"""outputs/escape.py, the one quoting layer: each function on the names of the hostile suite."""
+"""_escape.py, the one quoting layer: each function on the names of the hostile suite."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import yaml
 
-from tunewatch.outputs import escape
+from tunewatch import _escape as escape
 
 NAMES = ["$(id>x)", "`reboot`", "a;reboot", os.fsdecode(b"e\xff\x1b[2J"), "hanadb01\ntouch /tmp/x #",
          "{{ lookup('pipe','reboot') }}", "<script>alert(1)</script>\x07", "it's \"quoted\"\\", ""]

@@ -32,7 +32,7 @@ def render_fleet(fmt: str, endpoint: str, error: str | None, vms: list[tuple[str
         for name, result in vms:
             suites.append(junit_suite(result, name))
         ET.indent(suites)
-        from .escape import xml  # only XML 1.0 characters: VM names are host data
+        from .._escape import xml  # only XML 1.0 characters: VM names are host data
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml(ET.tostring(suites, encoding="unicode")) + "\n"
     if fmt == "text":
         from .text import render_text

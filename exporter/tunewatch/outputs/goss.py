@@ -50,6 +50,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import __version__
+from .. import _escape as escape
 from ..content.catalog import SelectedCheck
 from ..errors import ContentError, FactError, ParseError
 from ..facts.sysctl import MODPROBE_DIRS
@@ -59,7 +60,6 @@ from ..kinds.nfs_mount_options import normalise
 from ..remediate import targets
 from ..remediate.hostview import HostView
 from ..results import ERROR, NOTAPPLICABLE, PASS, WAIVED, ObjectResult
-from . import escape
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

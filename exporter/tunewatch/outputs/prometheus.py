@@ -52,7 +52,7 @@ NOT_AFFECTED_BY_READD = "not affected by a re-add"
 
 def _label(value: Any) -> str:
     """Valid UTF-8, at most MAX_LABEL_CHARS, unique when shortened (escape.label)."""
-    from .escape import label
+    from .._escape import label
     return label(value, MAX_LABEL_CHARS)
 
 

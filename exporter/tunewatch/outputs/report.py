@@ -54,7 +54,7 @@ def render_junit(result: ScanResult) -> str:
 
     suite = junit_suite(result)
     ET.indent(suite)
-    from .escape import xml  # only XML 1.0 characters (host names may hold ESC or bytes that are not UTF-8)
+    from .._escape import xml  # only XML 1.0 characters (host names may hold ESC or bytes that are not UTF-8)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml(ET.tostring(suite, encoding="unicode")) + "\n"
 
 

@@ -39,7 +39,7 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
     as `\\x1b`, escape.text); blanks and newlines fold into one space."""
     import textwrap  # cached after the first call
 
-    from .escape import text as shown
+    from .._escape import text as shown
     return textwrap.wrap(" ".join(shown(text, keep_lines=True).split()), width, initial_indent=first, subsequent_indent=rest,
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def _utf8(value: str) -> str:
-    from .escape import utf8
+    from .._escape import utf8
     return value if value.__class__ is str and value.isascii() else utf8(value)
 
 

@@ -199,7 +199,7 @@ def _user() -> str:
 
 def _serialise(root: ET.Element) -> str:
     ET.indent(root)
-    from .escape import xml  # only XML 1.0 characters (host names may hold ESC or bytes that are not UTF-8)
+    from .._escape import xml  # only XML 1.0 characters (host names may hold ESC or bytes that are not UTF-8)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml(ET.tostring(root, encoding="unicode")) + "\n"
 
 

@@ -18,7 +18,7 @@ import re
 import yaml
 
 from .. import __version__
-from ..outputs.escape import comment, sh_words
+from .._escape import comment, sh_words
 from .irqpin import IRQ_FUNCTION
 from .steps import (
     MANUAL,

@@ -15,7 +15,7 @@ it exits 3 having changed nothing; TUNEWATCH_FORCE=1 overrides.
 from __future__ import annotations
 
 from .. import __version__
-from ..outputs.escape import comment, sh
+from .._escape import comment, sh
 from .irqpin import IRQ_FUNCTION
 from .steps import (
     MANUAL,

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import hashlib
 
+from .._escape import Unexpressible, plain_name, sh, sh_words
 from ..kinds.irq_affinity_persistent import MOVED_BY_IRQBALANCE
 from ..kinds.nic_irqs import allowed_cpus
-from ..outputs.escape import Unexpressible, plain_name, sh, sh_words
 from ..parsers.cpulist import format_cpulist
 from ..parsers.ethtool_args import parse_ethtool_options
 from ..parsers.ini import parse_ini

@@ -10,11 +10,11 @@ hypervisor setting) becomes a note for the operator.
 
 from __future__ import annotations
 
+from .._escape import Unexpressible, fstab_field, plain_name, sh
 from ..errors import FactError, ParseError
 from ..facts.sysctl import sysctl_files
 from ..facts.tuned import profile_chain, user_profile_dir
 from ..kinds.nfs_mount_options import normalise
-from ..outputs.escape import Unexpressible, fstab_field, plain_name, sh
 from ..parsers.sysctl_conf import parse_sysctl_conf
 from . import targets
 from .context import Context, _failed, _sysctl_key_ere, ere

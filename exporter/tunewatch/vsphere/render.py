@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..outputs.escape import comment
+from .._escape import comment
 from .client import HostFacts, VmFacts
 
 TYPE_CHECKING = False
