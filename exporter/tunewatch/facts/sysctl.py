@@ -40,7 +40,7 @@ from ..parsers.sysctl_command import SysctlRun
 from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path
 from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d  # noqa: F401 - re-exported: goss and collect read it here
 from .services import read_unit_state
-from .sysctl_writes import initial, replay, systemd_sysctl_order
+from .sysctl_writes import ConfiguredValue, initial, replay, systemd_sysctl_order
 from .tuned import TunedProfile, read_tuned_main
 
 TYPE_CHECKING = False
@@ -53,16 +53,6 @@ TUNED_MAIN = "etc/tuned/tuned-main.conf"
 # tuned plugin_sysctl.py `SYSCTL_CONFIG_DIRS = ["/run/sysctl.d", "/etc/sysctl.d"]` then
 # /etc/sysctl.conf (`_apply_system_sysctl()`); never usr/lib/sysctl.d. /run is empty at boot.
 TUNED_REAPPLY_DIRS = ("etc/sysctl.d",)
-
-
-class ConfiguredValue(FrozenRecord):
-    __slots__ = ("value", "source")
-    value: str
-    source: str  # "etc/sysctl.d/90-sas.conf:3", "etc/modprobe.d/sunrpc.conf:1", "tuned <profile> (<file>)"
-
-    def __init__(self, value: str, source: str):
-        self.value = value
-        self.source = source
 
 
 class Consumer(FrozenRecord):

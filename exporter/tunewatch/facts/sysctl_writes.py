@@ -19,9 +19,7 @@ writes the bytes again.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from .sysctl import ConfiguredValue
+from .._record import FrozenRecord
 
 ZEROES = "the kernel zeroes"  # marks a value set by a write of the other form (kinds/sysctl.py)
 PAGE_SIZE = 4096  # x86_64 and most arm64 kernels; the minimum below is 2 pages
@@ -36,6 +34,17 @@ _PAIRED: dict[str, tuple[str, bool, int, int | None, str, int]] = {
     "vm.dirty_background_ratio": ("vm.dirty_background_bytes", False, 0, 100,
                                   "dirty_background_ratio_handler()", 10),
 }
+
+
+class ConfiguredValue(FrozenRecord):
+    """A sysctl value at boot and what set it (facts/sysctl.py re-exports it)."""
+    __slots__ = ("value", "source")
+    value: str
+    source: str  # "etc/sysctl.d/90-sas.conf:3", "etc/modprobe.d/sunrpc.conf:1", "tuned <profile> (<file>)"
+
+    def __init__(self, value: str, source: str):
+        self.value = value
+        self.source = source
 
 
 def initial(key: str) -> str | None:
@@ -55,8 +64,6 @@ def write(values: dict[str, ConfiguredValue], key: str, cv: ConfiguredValue) -> 
     if paired is None:
         values[key] = cv
         return
-    from .sysctl import ConfiguredValue
-
     other, only_on_change, low, high, handler, initial = paired
     new = _number(cv.value)
     if new is None or new < low or (high is not None and new > high):
