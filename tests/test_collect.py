@@ -161,7 +161,7 @@ def test_live_round_trip(content, tmp_path):
         live, copy = engine.scan(content, profile, "/"), engine.scan(content, profile, dst)
         assert verdicts(copy) == verdicts(live), profile.id
         assert copy.host == live.host and copy.nics == live.nics and copy.cpu_node == live.cpu_node
-    live, copy = Facts(FS("/")), Facts(FS(dst))
+    live, copy = Facts(FS("/"), defaults=content.defaults), Facts(FS(dst), defaults=content.defaults)
     assert copy.interfaces == live.interfaces
     for name, iface in live.interfaces.items():
         if iface.driver:

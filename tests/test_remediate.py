@@ -402,6 +402,7 @@ import dataclasses, json, sys
 from tunewatch import results as tw_results
 from tunewatch.content.catalog import Content
 from tunewatch.facts.context import Facts
+from tunewatch.facts.defaults import Defaults
 from tunewatch.host.fs import FS
 from tunewatch.kinds import KINDS
 from tunewatch.kinds.base import Target
@@ -418,7 +419,7 @@ wanted = {"nic-queue-count": {"max_queues": 4, "limit_to_node_cpus": False},
           # a nic_ethtool check on what a veth has: two features, one ethtool -K command
           "vmxnet3-lro-disabled": {"expected": {"generic-receive-offload": True, "tcp-segmentation-offload": False}}}
 profile.checks = [s for s in profile.checks if s.check.id in wanted]
-facts = Facts(FS("/"))
+facts = Facts(FS("/"), defaults=Defaults(layouts=content.defaults.layouts))  # as remediate.hostview
 # veth has no device/ link in sysfs; its driver name comes from the kernel (ETHTOOL_GDRVINFO)
 veth = facts.interfaces[iface].replace(driver=facts.ethtool(iface)["driver"]["driver"])
 

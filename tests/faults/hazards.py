@@ -217,10 +217,11 @@ def build_snapshot(work: str, name: str = "snap") -> str:
 
 LIVE_FACTS = """
 import json
+from tunewatch.content.catalog import Content
 from tunewatch.errors import TunewatchError
 from tunewatch.facts.context import Facts
 from tunewatch.host.fs import FS
-facts, out = Facts(FS("/")), {}
+facts, out = Facts(FS("/"), defaults=Content().defaults), {}  # content's layouts: where tuned keeps profiles
 for name in ("boot_scripts", "persisted_ethtool", "sysctl_configured"):
     try:
         getattr(facts, name)

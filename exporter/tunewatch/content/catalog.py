@@ -72,6 +72,18 @@ def shipped_dir(name: str) -> str | None:
     return None
 
 
+def _shipped_layout(component: str) -> dict | None:
+    """checks/layouts/<component>.yaml of the shipped content, for content without it; None
+    when there is none (a fact that needs it is then an error)."""
+    import yaml
+
+    try:
+        with open(os.path.join(default_content_dir(), "layouts", f"{component}.yaml"), encoding="utf-8") as f:
+            return yaml.safe_load(f)
+    except (ContentError, OSError):
+        return None
+
+
 def default_content_dir() -> str:
     """$TUNEWATCH_CONTENT, else the checks/ of a checkout or the copy inside the package."""
     env = os.environ.get("TUNEWATCH_CONTENT")
@@ -259,12 +271,16 @@ class Content:
 
     @property
     def defaults(self):
-        """Driver and module defaults (facts/defaults.py), for the boot prediction."""
+        """Driver and module defaults (facts/defaults.py), for the boot prediction, and the
+        layouts the fact readers need (checks/layouts: the shipped tuned layout when this
+        content has none)."""
         from ..facts.defaults import Defaults
 
         if getattr(self, "_defaults", None) is None:
-            self._defaults = Defaults((doc.data for doc in self.default_docs),
-                                      {doc.data["component"]: doc.data for doc in self.layout_docs})
+            layouts = {doc.data["component"]: doc.data for doc in self.layout_docs}
+            if "tuned" not in layouts:
+                layouts["tuned"] = _shipped_layout("tuned")
+            self._defaults = Defaults((doc.data for doc in self.default_docs), layouts)
         return self._defaults
 
     # -- the validated-content cache (contentkey) ----------------------------------------

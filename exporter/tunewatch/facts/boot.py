@@ -38,6 +38,9 @@ from .services import boot_unit_file, enabled_units, read_unit_state, template_o
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .interfaces import Interface
+    from .netconfig import Readers
+    from .netdevice import NetDevice
+    from .udev import UdevOutcome
 
 __all__ = ["BootScript", "PersistedEthtool", "boot_scripts", "persisted_ethtool"]
 
@@ -200,9 +203,11 @@ def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript
     return scripts + _startup_files(fs)
 
 
-def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces=None, devices=None,
-                      outcomes=None, readers=None) -> list[PersistedEthtool]:
-    """`interfaces`, `devices`, `outcomes` (udev per device): as a scan's Facts read them once."""
+def persisted_ethtool(fs: FS, scripts: list[BootScript], interfaces: dict[str, Interface] | None = None,
+                      devices: dict[str, NetDevice] | None = None, outcomes: dict[str, UdevOutcome] | None = None,
+                      readers: Readers | None = None, tuned_layouts: dict | None = None) -> list[PersistedEthtool]:
+    """`interfaces`, `devices`, `outcomes` (udev per device): as a scan's Facts read them once;
+    `readers` and `tuned_layouts`: content's, see netconfig.persisted_ethtool."""
     interfaces = interfaces if interfaces is not None else read_interfaces(fs)
     return netconfig.persisted_ethtool(fs, [s for s in scripts if s.problem is None], interfaces, devices, outcomes,
-                                       readers)
+                                       readers, tuned_layouts)

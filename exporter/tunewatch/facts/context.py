@@ -241,7 +241,8 @@ class Facts:
             host = None  # release unknown: every reader any release has is considered
         readers = _reader("defaults").readers
         return _reader("boot").persisted_ethtool(self.fs, self.boot_scripts, self.interfaces, self.net_devices,
-                                      self.udev_net_outcomes, lambda fmt: readers(self.defaults, fmt, host))
+                                      self.udev_net_outcomes, lambda fmt: readers(self.defaults, fmt, host),
+                                      self.defaults.layouts.get("tuned"))
 
     @fact
     def vmx_files(self):

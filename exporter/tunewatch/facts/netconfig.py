@@ -60,8 +60,12 @@ from .udev_device import uevent as _uevent
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from collections.abc import Set as AbstractSet
-    from typing import Protocol
+    from typing import Callable, Protocol
+
+    # content's reader units of an ifcfg format on this release, and the cite (facts/defaults.py `readers`)
+    Readers = Callable[[str], "tuple[tuple[str, ...], str] | None"]
 
     class BootScript(Protocol):
         """What is read here of boot.BootScript (a Protocol: boot.py imports this module)."""
@@ -168,7 +172,8 @@ def _reader_problem(fs: FS, fmt: str, units: tuple[str, ...], readers, what: str
     return consumer_problem(fs, units, what)
 
 
-def _from_ifcfg(fs: FS, names: set[str], readers=None, unmanaged: set[str] = frozenset()) -> list[PersistedEthtool]:
+def _from_ifcfg(fs: FS, names: set[str], readers: Readers | None = None,
+                unmanaged: AbstractSet[str] = frozenset()) -> list[PersistedEthtool]:
     found = []
     for d, consumer_var, fmt, units in _IFCFG:
         for rel in fs.glob(d, "ifcfg-*"):
@@ -388,13 +393,16 @@ def _from_scripts(scripts, interfaces: dict[str, Interface], unmanaged: dict[str
     return found
 
 
-def persisted_ethtool(fs: FS, scripts, interfaces: dict[str, Interface], devices=None,
-                      outcomes=None, readers=None) -> list[PersistedEthtool]:
+def persisted_ethtool(fs: FS, scripts: Iterable[BootScript], interfaces: dict[str, Interface],
+                      devices: dict[str, NetDevice] | None = None,
+                      outcomes: dict[str, udev.UdevOutcome] | None = None, readers: Readers | None = None,
+                      tuned_layouts: dict | None = None) -> list[PersistedEthtool]:
     """`devices` and `outcomes` (udev per device), when the caller has them already;
-    `readers(fmt)`: content's reader units of an ifcfg format on this release (or None)."""
+    `readers(fmt)`: content's reader units of an ifcfg format on this release (or None);
+    `tuned_layouts`: content's tuned layout (facts/tuned.py `profile_dirs`)."""
     devices = devices if devices is not None else read_net_devices(fs, interfaces)
     outcomes = outcomes if outcomes is not None else udev_outcomes(fs, devices)
     unmanaged = nmconf.unmanaged_devices(fs, devices, {n: out.env for n, out in outcomes.items()})
     return (_from_ifcfg(fs, set(interfaces), readers, set(unmanaged)) + _from_nm_keyfiles(fs, devices, unmanaged)
-            + [PersistedEthtool(*e) for e in from_link_files(fs, devices) + from_tuned(fs, devices)]
+            + [PersistedEthtool(*e) for e in from_link_files(fs, devices) + from_tuned(fs, devices, tuned_layouts)]
             + _from_udev(outcomes) + _from_scripts(scripts, interfaces, unmanaged, fs))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from .._record import FrozenRecord
-from ..errors import ParseError
+from ..errors import FactError, ParseError
 from ..host.fs import FS
 from ..parsers.tuned_conf import parse_tuned_conf, parse_tuned_main
 
@@ -58,18 +58,6 @@ class TunedProfile(FrozenRecord):
         self.steps = steps if steps else (("sysctl", tuple((k, v, src) for k, (v, src) in self.sysctl.items())),)
 
 
-def _shipped_layouts() -> dict:
-    """checks/layouts/tuned.yaml of the shipped content, for a scan given no content."""
-    import os
-
-    import yaml
-
-    from ..content.catalog import default_content_dir
-
-    with open(os.path.join(default_content_dir(), "layouts", "tuned.yaml"), encoding="utf-8") as f:
-        return yaml.safe_load(f)
-
-
 def read_tuned_main(fs: FS) -> dict[str, str]:
     """tuned-main.conf's options; tuned falls back to its defaults when the file is missing
     or does not parse (global_config.py `load_config()` logs the error and goes on)."""
@@ -83,12 +71,15 @@ def read_tuned_main(fs: FS) -> dict[str, str]:
 
 
 def profile_dirs(fs: FS, layouts: dict | None) -> tuple[tuple[str, ...], str]:
-    """(directories in tuned's order, why these)."""
+    """(directories in tuned's order, why these). `layouts`: content's checks/layouts/tuned.yaml
+    (Facts.defaults.layouts["tuned"]); FactError without it when tuned-main.conf sets none."""
     configured = read_tuned_main(fs).get("profile_dirs")
     if configured is not None:
         dirs = [d.strip().strip("/") for d in re.split(r",|;", configured) if d.strip()]
         return tuple(dirs), f"profile_dirs in {TUNED_MAIN}"
-    table = (layouts or _shipped_layouts())["layouts"]
+    if not layouts:
+        raise FactError("tuned's profile directories: no tuned layout given (content checks/layouts/tuned.yaml)")
+    table = layouts["layouts"]
     for layout in table:
         if fs.is_dir(layout["system_dir"]):
             return tuple(layout["profile_dirs"]), f"{layout['name']}: {layout['system_dir']} exists"
@@ -160,7 +151,7 @@ def _merge(loaded: list[tuple[str, str, dict]]) -> tuple[dict[str, dict[str, str
     return units, sources
 
 
-def read_active_tuned(fs: FS, layouts: dict | None = None) -> TunedProfile | None:
+def read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
     active = fs.read_text("etc/tuned/active_profile")
     names = [n for n in (active or "").split() if _SAFE_NAME.match(n)]
     if not names:
@@ -210,19 +201,19 @@ def _applied(units: dict[str, dict[str, str]], uname: str):
     return [(unit, options) for _p, unit, options in sorted(chosen, key=lambda c: c[0])]
 
 
-def profile_file(fs: FS, name: str, layouts: dict | None = None) -> str | None:
+def profile_file(fs: FS, name: str, layouts: dict | None) -> str | None:
     """Where tuned finds profile `name` (relative to the root), or None."""
     found = _Loader(fs, profile_dirs(fs, layouts)[0]).locate(name)
     return found or None
 
 
-def profile_chain(fs: FS, name: str, layouts: dict | None = None) -> tuple[str, ...]:
+def profile_chain(fs: FS, name: str, layouts: dict | None) -> tuple[str, ...]:
     """`name` and every profile it includes, as tuned loads them; ParseError when one is garbled."""
     loader = _Loader(fs, profile_dirs(fs, layouts)[0])
     loader.load([name])
     return tuple(loader.chain)
 
 
-def user_profile_dir(fs: FS, layouts: dict | None = None) -> str:
+def user_profile_dir(fs: FS, layouts: dict | None) -> str:
     """The directory of the admin's own profiles: the last one tuned searches (it wins)."""
     return profile_dirs(fs, layouts)[0][-1]

@@ -80,13 +80,13 @@ def _merge(units: dict[str, _Unit], new: _Unit) -> None:
     old.options.update(new.options)
 
 
-def _load(fs: FS, name: str, units: dict[str, _Unit], seen: tuple[str, ...]) -> None:
-    rel = profile_file(fs, name)
+def _load(fs: FS, name: str, units: dict[str, _Unit], seen: tuple[str, ...], layouts: dict | None) -> None:
+    rel = profile_file(fs, name, layouts)
     if rel is None or name in seen:
         return
     conf = parse_ini(fs.read_required(rel), rel)
     for included in filter(None, (p.strip() for p in _value(conf.get("main", {}).get("include", "")).split(","))):
-        _load(fs, included, units, seen + (name,))
+        _load(fs, included, units, seen + (name,), layouts)
     for section, options in conf.items():
         if section and section not in _NOT_UNITS:
             _merge(units, _Unit(section, {k: _value(v) for k, v in options.items()}, rel))
@@ -121,13 +121,14 @@ def _settings(option: str, value: str) -> tuple[dict[str, str], str | None]:
     return out, why
 
 
-def from_tuned(fs: FS, devices: dict[str, NetDevice]) -> list[Entry]:
+def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> list[Entry]:
+    """`layouts`: content's tuned layout (facts/tuned.py `profile_dirs`)."""
     active = (fs.read_value("etc/tuned/active_profile") or "").split()
     if not active:
         return []
     units: dict[str, _Unit] = {}
     for name in active:  # several active profiles merge in order, later ones override
-        _load(fs, name, units, ())
+        _load(fs, name, units, (), layouts)
     net = [u for u in units.values() if u.type == "net" and u.enabled and
            any(k in u.options for k in _SECTIONS)]
     if not net:

@@ -14,6 +14,7 @@ from .. import results
 from ..content.catalog import ResolvedProfile, SelectedCheck
 from ..errors import ContentError
 from ..facts.context import Facts
+from ..facts.defaults import Defaults
 from ..host.fs import FS
 from ..scan import engine
 
@@ -37,4 +38,6 @@ def scan_host(content: Content, profile: ResolvedProfile, root: str, waivers: li
     if not os.path.isdir(root):
         raise ContentError(root, "--root is not a directory")
     result = engine.scan(content, profile, root, waivers)
-    return HostView(result, profile, Facts(FS(root), engine._module_params(profile)))
+    # content's layouts (where tuned keeps its profiles); the defaults documents stay out as before
+    defaults = Defaults(layouts=content.defaults.layouts)
+    return HostView(result, profile, Facts(FS(root), engine._module_params(profile), defaults=defaults))
