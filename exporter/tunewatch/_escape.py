@@ -28,6 +28,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 # C0 controls, DEL, C1 controls and lone surrogates (undecodable bytes, surrogateescape)
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -97,7 +101,7 @@ def sh(value: object) -> str:
     return shlex.quote(str(value))
 
 
-def sh_words(values) -> str:
+def sh_words(values: Iterable[object]) -> str:
     return " ".join(sh(v) for v in values)
 
 
@@ -141,7 +145,7 @@ def goss_unwritable(spec: dict) -> str | None:
     return None
 
 
-def goss_yaml(data) -> str:
+def goss_yaml(data: object) -> str:
     """YAML by PyYAML's emitter that goss's Go template pass leaves alone: every string
     holding `{{` is double-quoted, where `{\\x7b` writes the same text without the `{{`
     that would open a template action (no other `{{` can occur in block-style YAML)."""

@@ -18,6 +18,12 @@ from ..parsers.autofs import MapEntry, parse_map, parse_master
 from ..parsers.nfs_conf import lookup, read_conf
 from .services import read_unit_state
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..parsers.autofs import MasterEntry
+
 MASTER = "etc/auto.master"
 
 
@@ -46,7 +52,7 @@ class AutofsMount(FrozenRecord):
         self.enable = enable
 
 
-def _master_lines(fs: FS):
+def _master_lines(fs: FS) -> Iterator[tuple[str, MasterEntry]]:
     text = fs.read_text(MASTER)
     if text is None:
         return

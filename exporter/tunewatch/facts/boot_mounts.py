@@ -26,6 +26,12 @@ from .automount import autofs_for, read_autofs
 from .mount_units import escape_path, read_mount_units
 from .mounts import fstab_index, mount_point_key, read_fstab
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .mount_units import MountUnit
+
 NFSMOUNT_CONF = "etc/nfsmount.conf"
 _ALIAS = {"background": "bg", "foreground": "fg", "sloppy": "sloppy"}  # configfile.c mnt_alias_tab
 _VERSION = ("v3", "v4", "vers", "nfsvers", "minorversion")  # configfile.c version_keys
@@ -46,7 +52,8 @@ class BootMount(FrozenRecord):
     map_key: str  # the autofs map key ("/sasdata" in a direct map, "sasdata" in an indirect one)
     enable: str | None  # the unit to enable when `problem` is that it does not start
 
-    def __init__(self, mount_point: str, spec: str, fstype: str, given, filled, source: str, fix_file: str,
+    def __init__(self, mount_point: str, spec: str, fstype: str, given: tuple[tuple[str, str | None], ...],
+                 filled: tuple[tuple[str, str | None, str], ...], source: str, fix_file: str,
                  fstab: FstabEntry | None = None, problem: str | None = None, map_key: str = "",
                  enable: str | None = None):
         self.mount_point = mount_point
@@ -72,7 +79,8 @@ class BootMount(FrozenRecord):
         return self.source + (f" + /{', /'.join(conf)}" if conf else "")
 
 
-def _fill(entries: list[ConfEntry], spec: str, mount_point: str, given) -> tuple:
+def _fill(entries: list[ConfEntry], spec: str, mount_point: str,
+          given: tuple[tuple[str, str | None], ...]) -> tuple[tuple[str, str | None, str], ...]:
     have = {k.lower() for k, _ in given}
     has_version = any(k in _VERSION or k.startswith("v4.") for k in have)
     filled: list[tuple[str, str | None, str]] = []
@@ -158,7 +166,7 @@ def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
     return out
 
 
-def _autofs_options(options) -> tuple[str, tuple]:
+def _autofs_options(options: Iterable[str]) -> tuple[str, tuple[tuple[str, str | None], ...]]:
     """autofs takes `fstype=` itself (mount -t) and passes the rest to mount; nfs by default
     (autofs(5) "fstype=")."""
     pairs = split_options(",".join(options))
@@ -166,11 +174,11 @@ def _autofs_options(options) -> tuple[str, tuple]:
     return fstype, tuple((k, v) for k, v in pairs if k != "fstype")
 
 
-def _refused(u) -> bool:
-    return bool(u.problem) and u.problem.endswith("systemd refuses it")
+def _refused(u: MountUnit) -> bool:
+    return (u.problem or "").endswith("systemd refuses it")
 
 
-def _unit(u) -> BootMount:
+def _unit(u: MountUnit) -> BootMount:
     return BootMount(u.where, u.what, u.fstype, tuple(split_options(u.options)), (), f"/{u.file}", f"/{u.file}",
                      problem=u.problem, enable=u.unit if u.problem and not u.enabled else None)
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
     from ..parsers.mountinfo import MountInfo
+    from .boot_mounts import BootMount
     from .defaults import Default
     from .irqs import IrqAffinity
     from .services import UnitState
@@ -119,7 +120,7 @@ class Facts:
         """Mount point -> how it mounts at the next boot (fstab, .mount unit, autofs)."""
         return _reader("boot_mounts").read_boot_mounts(self.fs)
 
-    def boot_mount(self, mount_point: str):
+    def boot_mount(self, mount_point: str) -> BootMount | None:
         return _reader("boot_mounts").boot_mount_for(self.boot_mounts, self.fs, mount_point)
 
     @fact
@@ -264,7 +265,7 @@ class Facts:
         """(exe, uid) of one process (facts/processes.py): only for the few a check names."""
         return _reader("processes").read_process_identity(self.fs, pid)
 
-    def unit_state(self, unit: str):
+    def unit_state(self, unit: str) -> UnitState:
         self._in_time(unit)
         return _reader("services").read_unit_state(self.fs, unit)
 

@@ -17,6 +17,8 @@ from .._record import FrozenRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .host import Host
 
 
@@ -62,7 +64,7 @@ def _steps(steps: list[dict], vcpus: int | None) -> int | None:
 class Defaults:
     """Every loaded defaults document; `lookup()` picks the entry for one host."""
 
-    def __init__(self, documents=(), layouts: dict | None = None):
+    def __init__(self, documents: Iterable[dict] = (), layouts: dict | None = None):
         # checks/layouts rides along: it is content the facts need, loaded and cached with these
         self.layouts: dict[str, dict] = layouts or {}
         self._entries: dict[tuple[str, str], list[dict]] = {}
@@ -125,7 +127,7 @@ class Defaults:
         return Default(str(value), source, assumption, entry["cite"])
 
 
-def readers(defaults: Defaults, fmt: str, host) -> tuple[tuple[str, ...], str] | None:
+def readers(defaults: Defaults, fmt: str, host: Host | None) -> tuple[tuple[str, ...], str] | None:
     """(reader units, cite) of configuration format `fmt` (`ifcfg-rh`, `ifcfg-suse`) on this
     host's release, from `type: reader` content (checks/defaults/ifcfg.yaml); None when
     content names no entry for the release."""

@@ -153,7 +153,7 @@ def _wicked_unsplit(var: str, value: str) -> str:
             f"not split it at ';' (put each command in its own ETHTOOL_OPTIONS_<suffix>)")
 
 
-def _reader_problem(fs: FS, fmt: str, units: tuple[str, ...], readers, what: str) -> str | None:
+def _reader_problem(fs: FS, fmt: str, units: tuple[str, ...], readers: Readers | None, what: str) -> str | None:
     """Why no service reads `what` at boot: content (`readers(fmt)`: units and cite per
     distribution release, checks/defaults/ifcfg.yaml) names none for the release, or none
     of the readers is enabled."""
@@ -332,7 +332,7 @@ def _code(text: str) -> str:
     return "\n".join("" if ln.lstrip().startswith("#") else ln for ln in text.split("\n"))
 
 
-def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface],
+def _script_targets(cmd: EthtoolCommand, script: BootScript, interfaces: dict[str, Interface],
                     unmanaged: dict[str, str]) -> tuple[tuple[str, ...], str | None]:
     """(interfaces reached, why not the one named). A literal interface reaches itself; a
     dispatcher script only through the events NetworkManager raises (facts/nm_dispatch.py);
@@ -372,7 +372,7 @@ def _script_targets(cmd: EthtoolCommand, script, interfaces: dict[str, Interface
     return (), None
 
 
-def _from_scripts(scripts, interfaces: dict[str, Interface], unmanaged: dict[str, str],
+def _from_scripts(scripts: Iterable[BootScript], interfaces: dict[str, Interface], unmanaged: dict[str, str],
                   fs: FS | None = None) -> list[PersistedEthtool]:
     found = []
     for script in scripts:

@@ -79,7 +79,7 @@ def ethernets(fs: FS) -> tuple[dict[str, dict], dict[str, list[str]]]:
     return defs, files
 
 
-def _bool(value) -> str:
+def _bool(value: object) -> str:
     return "true" if value is True else "false"
 
 

@@ -30,14 +30,14 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from .._lazyre import lazy
+from .._lazyre import LazyPattern, lazy
 
 _IFACE_VAR = r'\$\{?(?:1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?'
 _ACTION_VAR = r'\$\{?(?:2|NM_DISPATCHER_ACTION)\}?'
 _VALUE = r'"?\'?([\w.:*?\[\]-]+)\'?"?'
 
 
-def _test(var: str):
+def _test(var: str) -> LazyPattern:
     return lazy(rf'"?{var}"?\s*(!=|==|=)\s*{_VALUE}')
 
 

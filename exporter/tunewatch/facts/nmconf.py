@@ -59,7 +59,8 @@ def _conf_files(fs: FS) -> list[str]:
     return lib + ([_MAIN] if fs.exists(_MAIN) else []) + etc
 
 
-def _keyfile_values(text: str, want_group: str = "keyfile", want_key: str = "unmanaged-devices") -> list[tuple[str, str]]:
+def _keyfile_values(text: str, want_group: str = "keyfile",
+                    want_key: str = "unmanaged-devices") -> list[tuple[str, str]]:
     """(operator, value) of every `want_key` line of the `[want_group]` group, in order
     (GKeyFile: `#` starts a comment line only; the last plain assignment wins)."""
     group, out = "", []

@@ -23,6 +23,12 @@ from ..parsers._text import lines
 from ..parsers.shellvars import parse_shell_assignments
 from .services import read_unit_state
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .host import Host
+
 SYSCONFIG = "etc/sysconfig/saptune"
 
 
@@ -50,7 +56,7 @@ def _os_matches(tag: str, running: str) -> bool:
     return False
 
 
-def _sections(text: str, source: str):
+def _sections(text: str, source: str) -> Iterator[tuple[str, list[str], str, str, str]]:
     """(section name, tags, key, value, line) of every parameter line."""
     name, tags = "", []
     for n, line in lines(text):
@@ -66,7 +72,7 @@ def _sections(text: str, source: str):
             yield name, tags, key.strip(), value.strip(), f"{source}:{n}"
 
 
-def read_saptune_writes(fs: FS, host) -> tuple[list[tuple[str, str, str]], list[str]] | None:
+def read_saptune_writes(fs: FS, host: Host | None) -> tuple[list[tuple[str, str, str]], list[str]] | None:
     """(sysctl writes in order as (key, value, source), notes about skipped sections), or
     None when saptune does not run at boot."""
     if not read_unit_state(fs, "saptune.service").enabled:

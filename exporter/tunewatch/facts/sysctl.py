@@ -45,7 +45,10 @@ from .tuned import TunedProfile, read_tuned_main
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Callable
+
+    # saptune's sysctl writes as (key, value, source) and the sections it skipped (facts/saptune.py)
+    SaptuneWrites = tuple[list[tuple[str, str, str]], list[str]]
 
 SYSCTL_DIRS = ("etc/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 SYSCTL_CONF = "etc/sysctl.conf"
@@ -160,7 +163,8 @@ class _Files:
     def settings(self, rel: str) -> dict[str, ConfiguredValue]:
         return {key: cv for key, cv, _ in self.lines(rel)}
 
-    def apply(self, base: dict[str, ConfiguredValue], files: list[str], only=None, order: str = "procps",
+    def apply(self, base: dict[str, ConfiguredValue], files: list[str], only: Callable[[str], bool] | None = None,
+              order: str = "procps",
               ) -> dict[str, ConfiguredValue]:
         """`base` after the files are applied as a consumer applies them: procps `sysctl`
         and tuned's reapply_sysctl write line by line, in file order (procps-ng sysctl.c
@@ -260,7 +264,7 @@ def _late_modules(files: _Files, modules: ModulesBoot | None, module_params: dic
 
 def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str, str],
                      modules: ModulesBoot | None = None, hooks: list[SysctlHook] | None = None,
-                     saptune: tuple[list[tuple[str, str, str]], list[str]] | None = None) -> BootSysctl:
+                     saptune: SaptuneWrites | None = None) -> BootSysctl:
     """The consumers that run at the next boot and what each leaves for every key.
     `modules` (facts/modules.py) and `hooks` (run when a module loads) decide which keys of
     `module_params` modules are set by systemd-sysctl and tuned and which only at load."""
@@ -289,8 +293,9 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     return BootSysctl(tuple(consumers), sysctl_conf, linked, late, module_of)
 
 
-def safe_boot_sysctl(fs: FS, tuned_loader, module_params: dict[str, str], modules: ModulesBoot | None = None,
-                     hooks: list[SysctlHook] | None = None, saptune_loader=None) -> BootSysctl:
+def safe_boot_sysctl(fs: FS, tuned_loader: Callable[[], TunedProfile | None], module_params: dict[str, str],
+                     modules: ModulesBoot | None = None, hooks: list[SysctlHook] | None = None,
+                     saptune_loader: Callable[[], SaptuneWrites | None] | None = None) -> BootSysctl:
     """As read_boot_sysctl; an unreadable tuned profile matters only when tuned runs at boot."""
     try:
         tuned = tuned_loader()

@@ -21,6 +21,10 @@ from __future__ import annotations
 
 from .._record import FrozenRecord
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 ZEROES = "the kernel zeroes"  # marks a value set by a write of the other form (kinds/sysctl.py)
 PAGE_SIZE = 4096  # x86_64 and most arm64 kernels; the minimum below is 2 pages
 
@@ -80,7 +84,8 @@ def write(values: dict[str, ConfiguredValue], key: str, cv: ConfiguredValue) -> 
                                          f"mm/page-writeback.c {handler})")
 
 
-def replay(values: dict[str, ConfiguredValue], writes) -> dict[str, ConfiguredValue]:
+def replay(values: dict[str, ConfiguredValue],
+           writes: Iterable[tuple[str, ConfiguredValue]]) -> dict[str, ConfiguredValue]:
     """A copy of `values` after each (key, value) of `writes`, in order."""
     out = dict(values)
     for key, cv in writes:
@@ -88,15 +93,15 @@ def replay(values: dict[str, ConfiguredValue], writes) -> dict[str, ConfiguredVa
     return out
 
 
-def systemd_sysctl_order(assignments) -> list:
+def systemd_sysctl_order(assignments: Iterable[tuple[str, ConfiguredValue]]) -> list[tuple[str, ConfiguredValue]]:
     """systemd-sysctl applies each key once, after reading every file: an assignment with a
     new value moves the key to the end, the same value keeps its place (systemd
     src/sysctl/sysctl.c `parse_file()`: `ordered_hashmap_remove()` then `_put()`,
     `if (streq_ptr(value, existing->value)) continue;`)."""
-    ordered: dict[str, object] = {}
+    ordered: dict[str, ConfiguredValue] = {}
     for key, cv in assignments:
         if key in ordered:
-            if ordered[key].value == cv.value:  # type: ignore[attr-defined]
+            if ordered[key].value == cv.value:
                 continue
             del ordered[key]
         ordered[key] = cv

@@ -163,7 +163,8 @@ def read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
     sysctl: dict[str, tuple[str, str]] = {}
     steps = []
     if not loader.missing:  # tuned loads all or nothing
-        uname = f"Linux {fs.read_value('proc/sys/kernel/hostname') or ''} {fs.read_value('proc/sys/kernel/osrelease') or ''}"
+        uname = (f"Linux {fs.read_value('proc/sys/kernel/hostname') or ''} "
+                 f"{fs.read_value('proc/sys/kernel/osrelease') or ''}")
         for unit, options in _applied(units, uname):
             writes = tuple((k, v, sources[unit][k]) for k, v in options.items() if k not in _HEAD)
             if options["type"] == "sysctl":
@@ -181,7 +182,7 @@ _HEAD = ("type", "enabled", "devices", "priority", "uname_regex", "cpuinfo_regex
 _VM_DIRTY = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio")
 
 
-def _applied(units: dict[str, dict[str, str]], uname: str):
+def _applied(units: dict[str, dict[str, str]], uname: str) -> list[tuple[str, dict[str, str]]]:
     """units/manager.py `create()`: enabled units whose cpuinfo_regex and uname_regex match,
     stably sorted by priority (default 0, tuned-main.conf default_instance_priority), each
     applied in turn (`start_tuning()`). /proc/cpuinfo is not part of a snapshot: a unit

@@ -134,7 +134,8 @@ def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> l
     if not net:
         return []
     state = read_unit_state(fs, "tuned.service")
-    off = None if state.enabled else f"tuned.service is {state.state.replace('-', ' ')}: profile {' '.join(active)} is not applied at boot"
+    off = None if state.enabled else \
+        f"tuned.service is {state.state.replace('-', ' ')}: profile {' '.join(active)} is not applied at boot"
     free = [n for n, d in devices.items() if d.parents]  # /sys/devices/virtual/net devices are not offered
     found: list[Entry] = []
     for unit in sorted(net, key=lambda u: int(u.priority or 0)):

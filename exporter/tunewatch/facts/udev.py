@@ -62,7 +62,7 @@ from .udev_records import Ignored, Level, UdevDevice, UdevOutcome
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
-    from typing import Callable
+    from collections.abc import Sequence
 
 __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
            "rules_files", "substitute"]
@@ -120,7 +120,8 @@ def _match_level(ev: _Event, tok: Token, level: Level, is_event_device: bool) ->
         return tok.test(level.driver)
     if tok.key == "TAGS":
         tags = ev.tags if is_event_device else []
-        hit = any(tok.test_eq(t) for t in tags)
+        test = tok.test_eq  # set for the list keys (TAGS, TAG, SYMLINK)
+        hit = test is not None and any(test(t) for t in tags)
         return hit == (tok.op == "==")
     return _match_attr(ev, tok, level)
 
@@ -160,7 +161,8 @@ def _match_token(ev: _Event, tok: Token) -> bool:
         if exists is not None:
             return exists == (tok.op == "==")
     if key == "SYMLINK":  # TK_M_DEVLINK: any of the links assigned so far
-        hit = any(tok.test_eq(link) for link in ev.out.devlinks)
+        test = tok.test_eq
+        hit = test is not None and any(test(link) for link in ev.out.devlinks)
         return hit == (tok.op == "==")
     if key in ASSUMED:
         ev.out.assumed.add(key)
@@ -172,7 +174,8 @@ def _match_token(ev: _Event, tok: Token) -> bool:
     if key == "ENV":
         return tok.test(ev.props.get(tok.attr or ""))
     if key == "TAG":
-        hit = any(tok.test_eq(t) for t in ev.tags)
+        test = tok.test_eq
+        hit = test is not None and any(test(t) for t in ev.tags)
         return hit == (tok.op == "==")
     if key == "ATTR":
         return _match_attr(ev, tok, ev.levels[0])
@@ -261,7 +264,7 @@ def _ignored(ev: _Event, source: str, rule: Rule) -> None:
     ev.props, ev.name, ev.result, ev.result_known, ev.out.assumed = saved
 
 
-def _first_at(order, target: int) -> int:
+def _first_at(order: Sequence[int], target: int) -> int:
     """The position of the first index >= target in the sorted `order` (bisect_left; the
     bisect module is a shared library a CLI scan would load for this alone)."""
     lo, hi = 0, len(order)

@@ -23,12 +23,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from .udev import ProgramResult
+    from .udev_records import ProgramResult
 
 _LINK_ATTRS = ("driver", "subsystem", "module")
 
 
-def sysattr_reader(fs: FS, rel: str):
+def sysattr_reader(fs: FS, rel: str) -> Callable[[str], str | None]:
     # A snapshot's attributes do not change during a scan, and a rule set may test the same
     # one on a thousand lines (ATTR{address}=="..."): each is looked up once per reader.
     known: dict[str, str | None] = {}

@@ -20,7 +20,7 @@ from .._lazyre import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
 _GLOB_CHARS = "*?["
 _SUBSYSTEM_WORDS = ("subsystem", "bus", "class")
@@ -97,7 +97,8 @@ def match_string(pattern: str, op: str, value: str | None, nocase: bool = False,
 
 
 @functools.lru_cache(maxsize=8192)  # rule sets repeat their patterns ("add", "block", "?*"...)
-def compile_match(pattern: str, op: str, nocase: bool = False, subsystem_key: bool = False):
+def compile_match(pattern: str, op: str, nocase: bool = False,
+                  subsystem_key: bool = False) -> Callable[[str | None], bool]:
     """match_string() for one token, decided once: a function of the value alone. The
     engine compiles each token once per scan and calls this per device; the choices
     (subsystem words, empty or `?*`, alternatives split at `|`, glob or plain, case) are

@@ -27,7 +27,13 @@ from .udev_match import compile_match
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
+    from typing import Callable, Literal
+
     from .udev_files import RulesFile
+
+    _Test = Callable[[str | None], bool]  # a token's compiled test (udev_match.compile_match)
+    # a line's pre-filter: (static tests, ENV tests, KERNEL words), see Plan._line_filters
+    _Filters = tuple[list[tuple[str, _Test]], list[tuple[str, _Test]], "tuple[str, ...] | None"]
 
 PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
 # sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
@@ -89,8 +95,9 @@ def _goto_targets(rules: tuple[UdevRule, ...]) -> dict[int, int]:
         goto = rules[i].goto
         if goto is not None and goto in first_label:
             out[i] = first_label[goto]
-        if rules[i].label is not None:
-            first_label[rules[i].label] = i
+        label = rules[i].label
+        if label is not None:
+            first_label[label] = i
     return out
 
 
@@ -122,7 +129,7 @@ class Plan:
         self._rules: list[Rule | None] = [None] * len(rules)
         self._kept: dict[tuple, tuple[tuple[int, ...], dict[str, tuple[int, ...]]]] = {}
 
-    def _line_filters(self, i: int, r: UdevRule):
+    def _line_filters(self, i: int, r: UdevRule) -> _Filters | Literal[False] | None:
         """(static tests, ENV tests, KERNEL words) of a line, or None: keep it for every
         device (a GOTO note to give). False: a line that does nothing (LABEL alone)."""
         if i in self.notes:
@@ -130,7 +137,9 @@ class Plan:
         if not r.tokens and r.goto is None:
             return False
         const = any(t.key == "CONST" and t.op in MATCH_OPS for t in r.tokens)
-        static, env, words = [], [], None
+        static: list[tuple[str, _Test]] = []
+        env: list[tuple[str, _Test]] = []
+        words = None
         for t in r.tokens:
             if t.op not in MATCH_OPS:
                 continue
@@ -148,7 +157,8 @@ class Plan:
             rule = self._rules[i] = Rule(self.parsed[i], self.notes.get(i))
         return rule
 
-    def kept(self, action: str, subsystem: str | None, env: frozenset[str]):
+    def kept(self, action: str, subsystem: str | None,
+             env: frozenset[str]) -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]]:
         """The lines a device may match, made once per (action, subsystem, ENV names it can
         have): (lines for any KERNEL, {kernel name: lines only for that name}). A line is
         left out when its ACTION or SUBSYSTEM token fails, or an ENV token fails on a name
@@ -179,7 +189,7 @@ class Plan:
 def plan_of(f: RulesFile) -> Plan:
     """The file's plan, compiled at its first evaluation and kept with it."""
     plan = f.plan
-    if plan is None or plan.parsed is not f.rules:  # replace() copies the slot: recompile for other rules
+    if not isinstance(plan, Plan) or plan.parsed is not f.rules:  # None, or replace() copied the slot: recompile
         plan = f.plan = Plan(f)
     return plan
 

@@ -4,14 +4,13 @@ what the rules do to it (UdevOutcome, Ignored)."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
-if TYPE_CHECKING:
-    from typing import Callable, Optional, Tuple
-
 from .._record import FrozenRecord, Record
 
+TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
-    ProgramResult = Optional[Tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
+    from typing import Callable, Optional
+
+    ProgramResult = Optional[tuple[bool, Optional[str]]]  # (succeeded, stdout); None: cannot be told
 
 
 def _no_attr(_name: str) -> str | None:
@@ -58,14 +57,14 @@ class UdevDevice(FrozenRecord):
     unknown_matches: bool  # a device known only by its subsystem: other keys match
     action: str
     program: Callable[[str], ProgramResult]
-    test: Callable[[str], Optional[bool]]  # TEST: does the path exist (None: cannot tell)
+    test: Callable[[str], bool | None]  # TEST: does the path exist (None: cannot tell)
     has_devnode: bool  # SYMLINK assignments apply only to a device with a node
 
     def __init__(self,
                  values: dict[str, str | None], attr: Callable[[str], str | None] = _no_attr,
                  levels: tuple[Level, ...] = (), unknown_matches: bool = False, action: str = "add",
                  program: Callable[[str], ProgramResult] = _no_program,
-                 test: Callable[[str], Optional[bool]] = _no_test, has_devnode: bool = False):
+                 test: Callable[[str], bool | None] = _no_test, has_devnode: bool = False):
         self.values = values
         self.attr = attr
         self.levels = levels

@@ -15,6 +15,10 @@ import re
 from .._record import FrozenRecord
 from ._text import logical_lines
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
 
 class MasterEntry(FrozenRecord):
     __slots__ = ("mount_point", "map_type", "map_name", "options", "line")
@@ -46,7 +50,7 @@ class MapEntry(FrozenRecord):
         self.line = line
 
 
-def _fields(text: str):
+def _fields(text: str) -> Iterator[tuple[int, list[str]]]:
     for n, line in logical_lines(text, strip_continued=False):
         line = line.split("#", 1)[0] if line.lstrip().startswith("#") else line
         fields = line.split()
@@ -54,7 +58,7 @@ def _fields(text: str):
             yield n, fields
 
 
-def _mount_options(tokens) -> tuple[str, ...]:
+def _mount_options(tokens: Iterable[str]) -> tuple[str, ...]:
     out: list[str] = []
     for token in tokens:
         if token.startswith("--") or not token.startswith("-"):

@@ -23,6 +23,15 @@ import re
 
 from .._record import FrozenRecord
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Protocol
+
+    class _FS(Protocol):
+        """What read_conf reads of host.fs.FS (parsers sit below host)."""
+        def read_text(self, rel: str) -> str | None: ...
+        def listdir(self, rel: str) -> list[str]: ...
+
 _MAX_INCLUDE_DEPTH = 8  # conffile.c has none; a loop would recurse until it crashed
 
 
@@ -51,7 +60,7 @@ def _value(raw: str) -> str | None:
     return raw.rstrip()
 
 
-def parse_conf(text: str, source: str, read=None, depth: int = 0,
+def parse_conf(text: str, source: str, read: Callable[[str], str | None] | None = None, depth: int = 0,
                section: list | None = None) -> list[ConfEntry]:
     """Every assignment in file order. `read(rel)` returns an included file's text (or
     None); `section` carries [section, arg] into an included file, as conffile.c does."""
@@ -102,7 +111,7 @@ def version_key(name: str) -> list:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
-def read_conf(fs, rel: str) -> list[ConfEntry]:
+def read_conf(fs: _FS, rel: str) -> list[ConfEntry]:
     """`rel` then `rel.d/*.conf` (conffile.c `conf_init_file()`), in the order they apply."""
     def read(path: str) -> str | None:
         return fs.read_text(path)
