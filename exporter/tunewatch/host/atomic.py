@@ -42,15 +42,15 @@ def write_atomic(path: str, data: str | bytes, mode: int | None = None) -> None:
             f.write(payload)
         return
     directory = os.path.dirname(os.path.abspath(path))
-    keep = old is not None and stat.S_ISREG(old.st_mode)
+    keep = old if old is not None and stat.S_ISREG(old.st_mode) else None  # the file replaced: its mode, owner
     if not os.path.isdir(directory):  # else mkstemp names its own temp file, not the directory
         raise FileNotFoundError(errno.ENOENT, "output directory does not exist", directory)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
-        os.fchmod(fd, stat.S_IMODE(old.st_mode) if keep else (_umask_mode() if mode is None else mode))
-        if keep and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+        os.fchmod(fd, stat.S_IMODE(keep.st_mode) if keep is not None else (_umask_mode() if mode is None else mode))
+        if keep is not None and (keep.st_uid, keep.st_gid) != (os.geteuid(), os.getegid()):
             try:
-                os.fchown(fd, old.st_uid, old.st_gid)
+                os.fchown(fd, keep.st_uid, keep.st_gid)
             except PermissionError:
                 pass  # not ours to give away: the file is the writer's, as open() would leave it
         view = memoryview(payload)

@@ -98,10 +98,11 @@ def evaluate(t: Target) -> list[ObjectResult]:
     for iface in t.interfaces():
         dispatch_notes: list[str] = []
 
-        def reaches(s, name: str, keyed: bool) -> bool:
+        def reaches(s: BootScript, name: str, keyed: bool, notes: list[str]) -> bool:
             """A dispatcher script reaches `name` only through the events NetworkManager
             raises and its guard lets through (facts/nm_dispatch.py); `keyed`: resolved
-            through the lower_* links of `name`, so `name` must raise the event itself."""
+            through the lower_* links of `name`, so `name` must raise the event itself.
+            Why it does not, into `notes`."""
             if s.mechanism != "nm-dispatcher":
                 return True
             run_for, scope = runs[s.source]
@@ -109,18 +110,18 @@ def evaluate(t: Target) -> list[ObjectResult]:
                 if name in run_for:
                     return True
                 why = nm_map.get(name, f"its guard or NetworkManager raises no event for {name}")
-                dispatch_notes.append(f"{s.source} never runs for {name}: {why}")
+                notes.append(f"{s.source} never runs for {name}: {why}")
                 return False
             if not run_for:
-                dispatch_notes.append(f"{s.source}: NetworkManager raises no event its guard lets through at boot")
+                notes.append(f"{s.source}: NetworkManager raises no event its guard lets through at boot")
             return bool(run_for)
 
         # (source, runs again on the device's add event)
         found = [(s.source, _on_add(t, s, iface.name, unmanaged)) for s in pinning
-                 if _names(iface.name, code[s.source]) and reaches(s, iface.name, False)]
+                 if _names(iface.name, code[s.source]) and reaches(s, iface.name, False, dispatch_notes)]
         found += [(f"{s.source} (through {iface.master}'s lower_* links)", readd.bound_to_device(t.facts.fs, s))
                   for s in pinning if iface.master and s.source not in dict(found)
-                  and _through_lowers(iface.master, code[s.source]) and reaches(s, iface.master, True)]
+                  and _through_lowers(iface.master, code[s.source]) and reaches(s, iface.master, True, dispatch_notes)]
         found += [(f"{src}:{line}", True) for prog, src, line in udev_runs.get(iface.name, [])
                   if any(p.search(prog) for p in patterns) and _names(iface.name, prog)]
         for spec in t.vars.get("resolving", []):
@@ -182,7 +183,7 @@ def _running_kernel(t: Target) -> str:
         return "(release unreadable)"
 
 
-def _after_readd(iface, again: list[str], balancer: bool | None, kernel: str) -> AfterReadd:
+def _after_readd(iface: Interface, again: list[str], balancer: bool | None, kernel: str) -> AfterReadd:
     """The new IRQs of a re-added device start at the running kernel's default affinity
     (no reboot, so no other kernel: SPEC §2 "After a driver update"); a running
     irqbalance is told of the add (a udev rule signals it, and its periodic rescan finds

@@ -16,7 +16,8 @@ from .base import Target, per_object
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any
+
+    from ..facts.boot_mounts import BootMount
 
 VARS_SCHEMA = {
     "type": "object", "required": ["options", "source"], "additionalProperties": False,
@@ -82,7 +83,7 @@ def _pair(option: str) -> tuple[str, str | None]:
     return (key, value) if sep else (option, None)
 
 
-def _fix(bm, pairs, wanted, v) -> Fix:
+def _fix(bm: BootMount, pairs: Iterable[tuple[str, str | None]], wanted: list[str], v: dict) -> Fix:
     merged = _merged(pairs, wanted, v)
     if bm.fstab is not None:
         e = bm.fstab
@@ -101,6 +102,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
 
     def one(mount):
         wanted = base
+        bm = None  # how it mounts at boot (configured)
         if configured:
             bm = t.facts.boot_mount(mount.mount_point)
             if bm is None:
@@ -125,15 +127,17 @@ def evaluate(t: Target) -> list[ObjectResult]:
         want = ",".join(wanted)
         problems = _missing(normalise(pairs, t.vars), _meanings(wanted, t.vars))
         actual = ",".join(k if v is None else f"{k}={v}" for k, v in pairs)
-        boot = dict(predicted=actual, source=f"configured by {where}") if configured else {}
+        predicted, source = (actual, f"configured by {where}") if configured else (None, None)
         if problems:
-            fix = (_fix(bm, pairs, wanted, t.vars) if configured else
+            fix = (_fix(bm, pairs, wanted, t.vars) if bm is not None else
                    Fix(command=f"umount {mount.mount_point} && mount {mount.mount_point}",
                        note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))  # noqa: E501 - a message
             return ObjectResult(mount.mount_point, FAIL, want, "; ".join(problems),
                                 f"{mount.mount_point} ({where}): {'; '.join(problems)}"
-                                + ("" if configured else "; fix /etc/fstab and remount"), fix=fix, **boot)
+                                + ("" if configured else "; fix /etc/fstab and remount"), fix=fix,
+                                predicted=predicted, source=source)
         return ObjectResult(mount.mount_point, PASS, want, actual,
-                            f"{mount.mount_point} has every required option ({where})", **boot)
+                            f"{mount.mount_point} has every required option ({where})",
+                            predicted=predicted, source=source)
 
     return per_object(t.mounts(), lambda m: m.mount_point, one)

@@ -15,6 +15,7 @@ from .base import Target, as_number, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from ..facts.boot_mounts import BootMount
     from ..facts.host import Host
 
 VARS_SCHEMA = {
@@ -46,7 +47,7 @@ def supported(host: Host, v: dict) -> bool | None:
     return any(host.os_id in b["os_id"] and kernel >= kernel_tuple(b["min_kernel"]) for b in v.get("backports", []))
 
 
-def _fix(bm, wanted: int) -> Fix:
+def _fix(bm: BootMount, wanted: int) -> Fix:
     """nconnect=N in the file that mounts it at boot (fstab line, .mount unit, autofs map)."""
     opts = [k if v is None else f"{k}={v}" for k, v in bm.given if k != "nconnect"] + [f"nconnect={wanted}"]
     if bm.fstab is not None:
@@ -77,6 +78,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             return ObjectResult(mount.mount_point, NOTAPPLICABLE, want, "unsupported",
                                 f"kernel {kernel_named} ({host.os_id}) does not support nconnect")
         boot: dict = {}
+        bm = None  # how it mounts at boot (fstab)
         if fstab:
             bm = t.facts.boot_mount(mount.mount_point)
             if bm is None:
@@ -103,7 +105,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             return ObjectResult(mount.mount_point, PASS, want, f"nconnect={value}",
                                 f"{mount.mount_point} uses {value} TCP connections ({where})", setting, **boot)
         shown = f"nconnect={value}" if value else "no nconnect (1 connection)"
-        if fstab:
+        if bm is not None:
             fix = _fix(bm, wanted)
         else:
             fix = Fix(command=f"umount {mount.mount_point} && mount -o nconnect={wanted} {mount.mount_point}",

@@ -84,7 +84,7 @@ def _script_entries(t: Target, iface: Interface, on_add: bool = False) -> list[t
 _OPTION = {"channels": "-L", "rings": "-G", "coalesce": "-C", "features": "-K"}
 
 
-def _fix(iface, required: dict, missing_keys: list[str], unmanaged: str | None = None) -> Fix:
+def _fix(iface: Interface, required: dict, missing_keys: list[str], unmanaged: str | None = None) -> Fix:
     """An ethtool command per group of missing settings, to run at boot for this interface
     (the runtime command too); the persistent file is the consumer's choice (note). For an
     interface NetworkManager does not manage, the udev rule `tunewatch remediate` writes
@@ -129,7 +129,7 @@ def _requirement(t: Target, iface: Interface, key: str, wanted: Any) -> tuple[ob
     return wanted, ""
 
 
-def _driver_default(t: Target, iface, key: str, running: bool = False):
+def _driver_default(t: Target, iface: Interface, key: str, running: bool = False) -> Default | None:
     """The driver default of the kernel that boots next, or (`running`) of the running one:
     a device re-added or a driver reloaded without a reboot comes back at the defaults of
     the driver loaded now (SPEC §2 "After a driver update"). Facts.default names the kernel."""
@@ -141,7 +141,7 @@ def _driver_default(t: Target, iface, key: str, running: bool = False):
         device = t.facts.ethtool(iface.name)
     except (FactError, ParseError):
         device = None
-    return t.facts.default(iface.driver, key, vcpus, device, running=running)
+    return t.facts.default(iface.driver or "", key, vcpus, device, running=running)  # no driver: content has none
 
 
 def _predict(t: Target, iface: Interface, judged: dict, applied: list[tuple[str, dict]],
@@ -184,7 +184,7 @@ def _joined(predicted: list[str], n: int) -> str:
     return "; ".join(predicted) if n > 1 else predicted[0].split("=", 1)[1]
 
 
-def _after_readd(t: Target, iface, judged: dict, applied: list[tuple[str, dict]]) -> AfterReadd:
+def _after_readd(t: Target, iface: Interface, judged: dict, applied: list[tuple[str, dict]]) -> AfterReadd:
     """The same prediction from only the mechanisms that run on the device's add event, and
     the running kernel's driver defaults: no reboot, so no other kernel."""
     _found, missing, predicted, sources, _assumed = _predict(t, iface, judged, applied, on_add=True)
@@ -218,11 +218,11 @@ def evaluate(t: Target) -> list[ObjectResult]:
             err = error_result(iface.name, e)
             err.after_readd = after
             return err
-        boot = dict(predicted=_joined(predicted, len(judged)), source="; ".join(sources), after_readd=after)
+        at_boot, source = _joined(predicted, len(judged)), "; ".join(sources)
         if not missing:
             note = f" ({'; '.join(dict.fromkeys(assumed))})" if assumed else ""
             return ObjectResult(iface.name, PASS, want, "; ".join(found), f"{iface.name}: " + "; ".join(found) + note,
-                                **boot)
+                                predicted=at_boot, source=source, after_readd=after)
         notes = [f"{e.source}: {e.problem}" for e in mine if e.problem]
         names = [iface.name, *filter(None, [iface.master])]
         notes += [s.problem for s in t.facts.boot_scripts  # scripts that would have configured it, never run
@@ -241,6 +241,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                  "a systemd .link file or a udev rule matching its driver")
         return ObjectResult(iface.name, FAIL, want, "missing: " + ", ".join(missing),
                             f"{iface.name}: {', '.join(missing)}; {hint}configure {iface.name} itself ({how})",
-                            fix=_fix(iface, {k: judged[k][0] for k in required}, missing_keys, unmanaged), **boot)
+                            fix=_fix(iface, {k: judged[k][0] for k in required}, missing_keys, unmanaged),
+                            predicted=at_boot, source=source, after_readd=after)
 
     return complete(per_object(t.interfaces(), lambda i: i.name, one))

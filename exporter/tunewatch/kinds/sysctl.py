@@ -77,7 +77,7 @@ def _builtin_of(t: Target) -> str:
         return ""  # not reached: modules_boot raised the same error before a module was judged late
 
 
-def _inherited_on_add(t: Target, key: str, expected) -> AfterReadd | None:
+def _inherited_on_add(t: Target, key: str, expected: Any) -> AfterReadd | None:
     """A per-interface key nothing configures: a device added without a reboot copies the
     running kernel's `default` entry (devinet.c inetdev_init() `memcpy(&in_dev->cnf,
     ...devconf_dflt, ...)`, addrconf.c ipv6_add_dev(), neighbour.c neigh_parms_alloc() from
@@ -97,14 +97,14 @@ def _inherited_on_add(t: Target, key: str, expected) -> AfterReadd | None:
                       PASS if _same(value, expected) else FAIL)
 
 
-def _unset(t: Target, boot, key: str, expected, setting) -> ObjectResult:
+def _unset(t: Target, boot: BootSysctl, key: str, expected: Any, setting: list[Setting]) -> ObjectResult:
     """Nothing sets the key at boot: judge the default the kernel or module comes back with."""
     result = _unset_boot(t, boot, key, expected, setting)
     result.after_readd = _inherited_on_add(t, key, expected)
     return result
 
 
-def _unset_boot(t: Target, boot, key: str, expected, setting) -> ObjectResult:
+def _unset_boot(t: Target, boot: BootSysctl, key: str, expected: Any, setting: list[Setting]) -> ObjectResult:
     late = boot.late_module(key)
     hint, never = "", None
     in_conf = boot.sysctl_conf.get(key)

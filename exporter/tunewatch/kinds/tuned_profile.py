@@ -6,11 +6,15 @@ from __future__ import annotations
 from ..results import FAIL, PASS, Fix, ObjectResult
 from .base import Target
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..facts.tuned import TunedProfile
+
 VARS_SCHEMA = {"type": "object", "required": ["profile"], "additionalProperties": False,
                "properties": {"profile": {"type": "string"}}}
 
 
-def _move(t: Target, active) -> Fix | None:
+def _move(t: Target, active: TunedProfile) -> Fix | None:
     """A missing profile left in the directory of another tuned layout (etc/tuned/<name> after
     an update to tuned >= 2.24): move it, as tuned.spec's %post does on Fedora and RHEL 10."""
     name = active.missing[0].lstrip("-")

@@ -55,7 +55,7 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", text.split("-")[0])[:3])
 
 
-def _nfs_conf(fs) -> list[tuple[str, str, str, int]]:
+def _nfs_conf(fs: FS) -> list[tuple[str, str, str, int]]:
     """[nfsrahead] items of etc/nfs.conf then etc/nfs.conf.d/*.conf, as conffile.c reads
     them (parsers/nfs_conf.py: inline `#` and `;` comments cut): (key, value, file, line)."""
     items = []

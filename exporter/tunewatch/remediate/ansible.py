@@ -100,7 +100,7 @@ def _python_re(ere: str) -> str:
     return ere.replace("[:space:]", r"\s")
 
 
-def _quote(words) -> str:
+def _quote(words: Iterable[str]) -> str:
     return sh_words(words)
 
 
@@ -133,7 +133,7 @@ def _tasks(step: Step) -> list[dict]:
     return [t if "name" in t else _named(t, label, what, getattr(a, "path", None)) for t in _unnamed(step)]
 
 
-def _unnamed(step) -> list[dict]:
+def _unnamed(step: Step) -> list[dict]:
     """The tasks of one step; the ones without a name get _named's by _tasks."""
     a = step.action
     if isinstance(a, Command):

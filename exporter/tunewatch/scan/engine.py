@@ -154,7 +154,9 @@ def scan(content: Content, profile: ResolvedProfile, root: str = "/", waivers: l
             gc.enable()
 
 
-def _scan(content, profile, root, waivers, today, timeout, on_result, host_mountinfo, fs) -> ScanResult:
+def _scan(content: Content, profile: ResolvedProfile, root: str, waivers: list[Waiver] | None, today: dt.date | None,
+          timeout: float | None, on_result: Callable[[CheckResult], None] | None, host_mountinfo: bytes | None,
+          fs: FS | None) -> ScanResult:
     from ..facts.context import Facts  # here, not at import: every fact reader and parser comes with it
 
     started, t0 = time.time(), time.perf_counter()
