@@ -214,7 +214,8 @@ class Content:
         default_files = self._default_files()
         layout_files = self._default_files("layouts")
         sources = [sources_path(self.directory)] if os.path.exists(sources_path(self.directory)) else []
-        key = self._cache_key(check_files + profile_files + default_files + layout_files + sources) if use_cache else None
+        key = self._cache_key(check_files + profile_files + default_files + layout_files + sources) \
+            if use_cache else None
         if key is not None and self._load_cache(key):
             return
         import hashlib  # the digest of validated content: the cache keeps it

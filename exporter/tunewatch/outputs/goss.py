@@ -254,7 +254,8 @@ def _tuned(x: _Export, sel: SelectedCheck, obj: ObjectResult) -> Resource | Omit
     resources = [Resource("file", {"path": x.path("etc/tuned/active_profile"), "exists": True,
                                    "contents": [rf"/^\s*{re.escape(chain[0])}(\s|$)/"]})]
     for outer, inner in zip(chain, chain[1:]):
-        rel = profile_file(x.view.facts.fs, outer, x.view.facts.defaults.layouts.get("tuned")) or f"etc/tuned/{outer}/tuned.conf"
+        rel = profile_file(x.view.facts.fs, outer, x.view.facts.defaults.layouts.get("tuned")) or \
+            f"etc/tuned/{outer}/tuned.conf"
         resources.append(Resource("file", {"path": x.path(rel), "exists": True,
                                            "contents": [rf"/^\s*include\s*=\s*(.*,)?\s*{re.escape(inner)}\s*(,.*)?$/"]}))  # noqa: E501 - one regex
     return resources
@@ -306,7 +307,7 @@ TEMPLATES = {"process_absent": _process, "service_disabled": _service, "sysctl":
 # -- assembling the gossfile ---------------------------------------------------------------
 
 
-def _add(x: _Export, check: str, title: str, obj: ObjectResult, made) -> None:
+def _add(x: _Export, check: str, title: str, obj: ObjectResult, made: Resource | list[Resource]) -> None:
     made = made if isinstance(made, list) else [made]
     why = next((w for w in (escape.goss_unwritable(res.spec) for res in made) if w), None)
     if why:
@@ -387,4 +388,4 @@ def render(view: HostView, files_in_root: bool = False, allow_command: bool = Fa
     tail = ["", "not exported:"] + ([f"  {check} {obj}: {reason}" for check, obj, reason in x.omitted]
                                     or ["  nothing: every selected check is exported"])
     return "".join(f"# {escape.comment(line)}\n" for line in head) + body + \
-        "".join(f"#{(' ' + escape.comment(l)) if l else ''}\n" for l in tail)
+        "".join(f"#{(' ' + escape.comment(line)) if line else ''}\n" for line in tail)

@@ -40,8 +40,8 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
     import textwrap  # cached after the first call
 
     from .._escape import text as shown
-    return textwrap.wrap(" ".join(shown(text, keep_lines=True).split()), width, initial_indent=first, subsequent_indent=rest,
-                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+    return textwrap.wrap(" ".join(shown(text, keep_lines=True).split()), width, initial_indent=first,
+                         subsequent_indent=rest, break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
 
 def _fix_text(fix: Fix | None, note: bool = True) -> str:

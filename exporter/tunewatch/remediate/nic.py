@@ -3,9 +3,10 @@
 NIC settings go into the interface's ifcfg file when it has one that a service reads at
 boot (SUSE wicked `ETHTOOL_OPTIONS`, RHEL `ETHTOOL_OPTS`), else a NetworkManager dispatcher
 script (root-owned 0755, run for that interface only, NetworkManager-dispatcher(8)) when
-the host runs NetworkManager and manages the interface, else a udev rule; the settings of an Accelerated Networking VF always go
-into a udev rule matching the VF's driver (`DRIVERS==` matches the PCI parent, udev(7)),
-because VF names change after a redeploy and NetworkManager usually leaves VFs unmanaged.
+the host runs NetworkManager and manages the interface, else a udev rule; the settings of an
+Accelerated Networking VF always go into a udev rule matching the VF's driver (`DRIVERS==`
+matches the PCI parent, udev(7)), because VF names change after a redeploy and
+NetworkManager usually leaves VFs unmanaged.
 IRQ pinning at boot runs a script that finds the data vectors by name: for a VF from a udev
 rule matching its driver (run with the VF's name, `%k`), for other NICs from a unit bound to
 the NIC's device unit (`BindsTo=`/`WantedBy=sys-subsystem-net-devices-<nic>.device`), so it
@@ -140,7 +141,7 @@ def _dq(name: str) -> str:
     return f'"{name}"' if _script_name(name) == name else sh(name)
 
 
-def _refused(sel, obj_name: str, e: Unexpressible) -> Step:
+def _refused(sel: SelectedCheck, obj_name: str, e: Unexpressible) -> Step:
     return Step(sel.check.id, obj_name, MANUAL, f"not automated: {e}", Note(f"{obj_name}: {e}"))
 
 
@@ -213,7 +214,7 @@ def _ifcfg_unread(ctx: Context, rel: str) -> bool:
                               for e in mine)
 
 
-def _ethtool_udev_rule(sel, iface, settings: dict[str, str]) -> Step:
+def _ethtool_udev_rule(sel: SelectedCheck, iface: Interface, settings: dict[str, str]) -> Step:
     """Runs on every add of the NIC: at boot and when it is re-added (a VF by its driver,
     whatever its name; another NIC by its name). Unexpressible for a name a rule cannot
     carry unquoted (udev(7) has no quoting inside a match value)."""
@@ -250,7 +251,7 @@ def nic_settings_persistent(ctx: Context, sel: SelectedCheck, result: CheckResul
             yield _refused(sel, iface.name, e)
 
 
-def _persist_nic(ctx: Context, sel, iface, settings: dict[str, str]):
+def _persist_nic(ctx: Context, sel: SelectedCheck, iface: Interface, settings: dict[str, str]) -> Iterator[Step]:
     ifcfg = _ifcfg(ctx, iface.name)
     unread = ifcfg is not None and _ifcfg_unread(ctx, ifcfg[0])
     # NetworkManager applies neither keyfiles nor dispatcher events for a device it does

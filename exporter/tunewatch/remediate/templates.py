@@ -58,7 +58,8 @@ def sysctl(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[St
         key, value = obj.object, str(sel.vars["settings"][obj.object])
         if sel.vars["source"] == "runtime":
             yield Step(sel.check.id, key, RUNTIME, f"sysctl -w {key}={value}",
-                       Command(("sysctl", "-w", f"{key}={value}"), f"sysctl -n {sh(key)} | xargs", " ".join(value.split())))
+                       Command(("sysctl", "-w", f"{key}={value}"), f"sysctl -n {sh(key)} | xargs",
+                               " ".join(value.split())))
             continue
         key_re = rf"^[[:space:]]*-?[[:space:]]*{_sysctl_key_ere(key)}[[:space:]]*="
         yield Step(sel.check.id, key, PERSISTENT, f"set {key} = {value} in /{targets.SYSCTL_DROPIN}",
@@ -104,7 +105,7 @@ def _option_key(option: tuple[str, str | None], v: dict) -> str:
 FSTAB_FIELDS = ("fstab source", "mount point", "file system type", "mount options", "dump field", "pass field")
 
 
-def fstab_steps(ctx: Context):
+def fstab_steps(ctx: Context) -> Iterator[Step]:
     """One fstab line per mount, with every option the failed checks want (merged)."""
     entries = {e.file.rstrip("/") or "/": e for e in ctx.facts.fstab}
     mounts = {m.mount_point: m for m in ctx.facts.mountinfo}
