@@ -21,3 +21,5 @@ _.last_pid  # serve/scanjob.py: the scan child's pid, for tests/exporter/test_sc
 _.running_pid
 _.wait_first_scan  # serve/scanloop.py: tests/exporter wait for the first scan with it
 _.server_address  # web/server.py: the bound port, for tests that listen on :0
+_.match_string  # facts/udev_match.py: the reference tests/udev/test_udev_compiled_match.py holds compile_match to
+_.optionxform  # configparser option (parsers/tuned_conf.py keeps key case), read by configparser itself

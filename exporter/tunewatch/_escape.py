@@ -14,10 +14,10 @@ its language here, once, and nowhere builds code from them by string formatting:
 * `goss_yaml`, `no_template`: YAML (by PyYAML's emitter) and comments that goss's Go
   template pass (it renders every gossfile as a template first) copies literally:
   `{{` never appears in them;
-* `plain_name`, `fstab_field`, `udev_value`: where a mechanism has no quoting at all
-  (udev rule values, `.link` globs, systemd unit names, `ETHTOOL_OPTS` split at blanks
-  and `;`, fstab fields), a value that would need it is refused (`Unexpressible`) and the
-  caller skips the step with that reason, never changes the value silently.
+* `plain_name`, `fstab_field`: where a mechanism has no quoting at all (udev rule values,
+  `.link` globs, systemd unit names, `ETHTOOL_OPTS` split at blanks and `;`, fstab
+  fields), a value that would need it is refused (`Unexpressible`) and the caller skips
+  the step with that reason, never changes the value silently.
 
 Names read from a file system arrive as Python str with undecodable bytes as lone
 surrogates (os.fsdecode, "surrogateescape"); `text`, `xml` and `label` show those bytes as
@@ -121,15 +121,6 @@ def fstab_field(value: str, what: str) -> str:
         raise Unexpressible(f"{what} {text(value)!r} cannot be written into /etc/fstab (empty, or it holds a "
                             "newline or another control byte); not automated")
     return value.replace("\\", "\\134").replace(" ", "\\040").replace("\t", "\\011")
-
-
-def udev_value(value: str, what: str) -> str:
-    """A udev rule value between double quotes: udev(7) has no escape for `"` (and a newline
-    ends the rule), so such a value is refused."""
-    if '"' in value or _CONTROL.search(value):
-        raise Unexpressible(f"{what} {text(value)!r} cannot be written into a udev rule (a double quote or a "
-                            "control byte); not automated")
-    return value
 
 
 # Values goss acts on: a byte that is not UTF-8 cannot be written into YAML as itself.

@@ -41,7 +41,7 @@ def test_refusals_name_the_value_and_the_place():
         escape.fstab_field("/sas\ndata", "mount point")
     assert escape.fstab_field("/with space\\", "mount point") == "/with\\040space\\134"
     with pytest.raises(escape.Unexpressible, match="udev"):
-        escape.udev_value('x"y', "driver")
+        escape.plain_name('x"y', "driver name", "a udev rule")  # as remediate/nic.py writes a udev rule
     with pytest.raises(escape.Unexpressible, match="ETHTOOL_OPTS"):
         escape.plain_name("a;reboot", "interface name", "an ifcfg ETHTOOL_OPTS value")
     assert escape.plain_name("enP30832s1", "interface name", "x") == "enP30832s1"

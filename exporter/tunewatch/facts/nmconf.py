@@ -27,7 +27,6 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from .._record import FrozenRecord
 from ..host.fs import FS
 from .netdevice import NetDevice
 
@@ -35,16 +34,6 @@ _CONF_DIRS = ("usr/lib/NetworkManager/conf.d", "etc/NetworkManager/conf.d")
 _MAIN = "etc/NetworkManager/NetworkManager.conf"
 # nmcli GENERAL.TYPE of netdevice's type name (facts/netdevice.py `_ARPHRD`): what `type:` matches
 _TYPES = {"ether": "ethernet", "infiniband": "infiniband", "loopback": "loopback"}
-
-
-class Unmanaged(FrozenRecord):
-    __slots__ = ("device", "reason")
-    device: str
-    reason: str  # "a udev rule sets NM_UNMANAGED=1", "[keyfile] unmanaged-devices=... in FILE"
-
-    def __init__(self, device: str, reason: str):
-        self.device = device
-        self.reason = reason
 
 
 def _conf_files(fs: FS) -> list[str]:

@@ -62,8 +62,6 @@ class UeventWatcher:
 
     def __init__(self, on_change: Callable[[], None], debounce: float = 2.0, max_delay: float = 10.0):
         self.on_change, self.debounce, self.max_delay = on_change, float(debounce), max(float(max_delay), debounce)
-        self.events_total = 0  # wanted events seen
-        self.triggers_total = 0  # on_change() calls
         self._sock: socket.socket | None = None
         self._wake_r, self._wake_w = -1, -1
         self._thread: threading.Thread | None = None
@@ -127,7 +125,6 @@ class UeventWatcher:
                     continue
                 raise
             if pid == 0 and wanted(parse_uevent(data)):
-                self.events_total += 1
                 seen = True
 
     def _run(self) -> None:
@@ -152,6 +149,5 @@ class UeventWatcher:
                     due = min(now + self.debounce, first + self.max_delay)
             if due is not None and time.monotonic() >= due:
                 first = due = None
-                self.triggers_total += 1
                 log.debug("NIC uevents: rescanning")
                 self.on_change()
