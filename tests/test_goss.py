@@ -260,6 +260,12 @@ def break_files(root: Path) -> None:
     (root / "etc/tuned/sas-performance/tuned.conf").write_text(
         (root / "etc/tuned/sas-performance/tuned.conf").read_text().replace("include=throughput-performance",
                                                                             "include=balanced"))
+    # tuned loads nothing of a profile whose include it cannot find (profiles/loader.py), so
+    # the included profile exists, as tuned ships it (its [cpu] part: no sysctl)
+    balanced = root / "usr/lib/tuned/balanced/tuned.conf"
+    balanced.parent.mkdir(parents=True)
+    balanced.write_text("[main]\nsummary=General non-specialized tuned profile\n\n[cpu]\n"
+                        "governor=conservative|powersave\nenergy_perf_bias=normal\n")
 
 
 def test_files_of_a_snapshot_agree_passing_and_failing(tmp_path):

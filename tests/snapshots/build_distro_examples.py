@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Whole-host examples of Azure images as their distributions ship them (SPEC section 2,
 "What distributions ship"), built on build_examples.py's Azure M-series host with the
-configuration files those images really install, copied byte for byte from
-tests/snapshots/upstream/ (origins in its README). Deterministic; run
+configuration files those images really install: copied byte for byte from a distribution
+package where a registry here ships one (tests/snapshots/packaged/, origins in its README),
+else written from what the program is documented to do. Deterministic; run
 `python3 tests/snapshots/build_distro_examples.py` and commit its output.
 
 - azure-rhel9-sap-nm-unmanaged: RHEL 9.4 for SAP on Azure. azure-vm-utils' udev rule marks
@@ -28,7 +29,7 @@ sys.path.insert(0, HERE)
 
 import build_examples as be  # noqa: E402
 
-UPSTREAM = os.path.join(HERE, "upstream")
+PACKAGED = os.path.join(HERE, "packaged")
 
 RHEL94 = """NAME="Red Hat Enterprise Linux"
 VERSION="9.4 (Plow)"
@@ -129,8 +130,21 @@ CombinedChannels=16
 """
 
 
-def upstream(name: str) -> str:
-    with open(os.path.join(UPSTREAM, name), encoding="utf-8") as f:
+# What azure-vm-utils installs, written from what it is documented to do (SPEC §2): the
+# Accelerated Networking VF (a mana, mlx4 or mlx5 device enslaved to the synthetic NIC,
+# IFF_SLAVE 0x800 in its flags) is left alone by NetworkManager and systemd-networkd.
+AZURE_UNMANAGED_RULE = (
+    "# Accelerated Networking VFs are configured through their synthetic NIC: managers leave them alone\n"
+    'ACTION!="remove", SUBSYSTEM=="net", DRIVERS=="mana|mlx4_core|mlx5_core", ATTR{flags}=="0x?[89ABCDEF]??", '
+    'ENV{AZURE_UNMANAGED_SRIOV}="1", ENV{NM_UNMANAGED}="1", ENV{ID_NET_MANAGED_BY}="unmanaged"\n')
+AZURE_UNMANAGED_NETWORK = "# the VFs azure-vm-utils' udev rule marks\n[Match]\nProperty=AZURE_UNMANAGED_SRIOV=1\n\n[Link]\nUnmanaged=yes\n"
+# RHEL 9's /etc/NetworkManager/NetworkManager.conf sets nothing: two empty sections among comments
+RHEL_NM_CONF = ("# Configuration file for NetworkManager; see NetworkManager.conf(5). Every setting is left at\n"
+                "# its build default (plugins: keyfile, and ifcfg-rh on RHEL 9).\n\n[main]\n\n[logging]\n")
+
+
+def packaged(name: str) -> str:
+    with open(os.path.join(PACKAGED, name), encoding="utf-8") as f:
         return f.read()
 
 
@@ -160,7 +174,7 @@ def _azure_base(name: str, kernel: str, os_release: str, hostname: str) -> be.Ro
             r.value(f"sys/class/net/{ifname}/addr_assign_type", 0)
             r.value(f"sys/class/net/{ifname}/flags", flags)
     # azure-vm-utils: NM_UNMANAGED=1 (and ID_NET_MANAGED_BY=unmanaged) for every AN VF
-    r.write("usr/lib/udev/rules.d/10-azure-unmanaged-sriov.rules", upstream("azure-vm-utils_10-azure-unmanaged-sriov.rules"))
+    r.write("usr/lib/udev/rules.d/10-azure-unmanaged-sriov.rules", AZURE_UNMANAGED_RULE)
     return r
 
 
@@ -168,20 +182,19 @@ def azure_rhel9_sap() -> None:
     r = _azure_base("azure-rhel9-sap-nm-unmanaged", RHEL_KERNEL, RHEL94, "hanadb09")
     be.processes(r, {1187: "NetworkManager", 1250: "tuned"})
     be.install_units(r, ["NetworkManager.service", "NetworkManager-dispatcher.service"])
-    r.write("usr/lib/systemd/system/tuned.service", upstream("tuned.service"))
+    r.write("usr/lib/systemd/system/tuned.service", packaged("tuned.service"))
     be.enable(r, "NetworkManager.service")
     be.enable(r, "tuned.service")
-    r.write("etc/NetworkManager/NetworkManager.conf", upstream("NetworkManager_rhel_NetworkManager.conf"))
+    r.write("etc/NetworkManager/NetworkManager.conf", RHEL_NM_CONF)
     r.write("etc/NetworkManager/dispatcher.d/set_combined_queues", SEED000_DISPATCHER, mode=0o751)
-    r.write("usr/lib/tuned/sap-hana/tuned.conf", upstream("tuned_sap-hana_tuned.conf"))
+    r.write("usr/lib/tuned/sap-hana/tuned.conf", packaged("tuned_sap-hana_tuned.conf"))
     r.value("etc/tuned/active_profile", "sap-hana")
 
 
 def azure_ubuntu2404() -> None:
     r = _azure_base("azure-ubuntu2404-netplan", UBUNTU_KERNEL, UBUNTU2404, "hanadb24")
     be.processes(r, {1187: "systemd-network"})
-    r.write("usr/lib/systemd/network/01-azure-unmanaged-sriov.network",
-            upstream("azure-vm-utils_01-azure-unmanaged-sriov.network"))
+    r.write("usr/lib/systemd/network/01-azure-unmanaged-sriov.network", AZURE_UNMANAGED_NETWORK)
     r.write("etc/netplan/50-cloud-init.yaml", CLOUD_INIT_NETPLAN.format(**MACS), mode=0o600)
     for synth, mac in MACS.items():
         r.write(f"run/systemd/network/10-netplan-{synth}.link", NETPLAN_LINK.format(mac=mac, name=synth), mode=0o640)

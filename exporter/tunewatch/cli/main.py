@@ -349,7 +349,12 @@ def cmd_collect(args: Namespace) -> int:
     content = Content(args.content)
     from ..vsphere.command import collect_files
     vsphere, complete = collect_files(args, args.root)  # --vsphere.config: vmware/ from vSphere
-    written = collect(args.root, args.directory, content, vsphere, verbose=args.verbose)
+    from .._progress import Progress
+    progress = Progress()  # a status line on a terminal's stderr; nothing in a pipe or a log
+    try:
+        written = collect(args.root, args.directory, content, vsphere, verbose=args.verbose, progress=progress)
+    finally:
+        progress.done()
     if not complete:
         print(f"wrote {written} files to {args.directory} without (some of) the vSphere facts", file=sys.stderr)
         return 1

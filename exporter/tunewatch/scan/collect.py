@@ -48,7 +48,7 @@ from .destdir import Dest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Callable
 
 SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot._script_text
 SMALL_MAX_BYTES = boot._MAX_SCRIPT_BYTES  # config files, unit files and scripts: what a scan reads
@@ -95,8 +95,9 @@ _UDEV_ATTR = re.compile(r"\bATTRS?\{([A-Za-z0-9_./-]+)\}")
 
 
 class _Snapshot:
-    def __init__(self, fs: FS, dest: Dest, verbose: bool = False):
+    def __init__(self, fs: FS, dest: Dest, verbose: bool = False, progress: Callable[[str], None] | None = None):
         self.fs, self.out, self.dest, self.written, self.verbose = fs, dest, dest.path, 0, verbose
+        self.progress = progress
         self.skipped: list[tuple[str, str]] = []
         self.walked: set[str] = set()
         self.stats: dict[str, dict] | None = {}  # filestat.json; None: the source's is broken, copied as is
@@ -121,11 +122,16 @@ class _Snapshot:
     def write(self, rel: str, data: bytes | str, mode: int | None = None) -> None:
         """First writer wins (a unit's content before its empty name); through dir fds (destdir)."""
         if self.out.write(rel, data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data, mode):
-            self.written += 1
+            self._count(rel)
 
     def symlink(self, rel: str, target: str) -> None:
         if self.out.symlink(rel, target):
-            self.written += 1
+            self._count(rel)
+
+    def _count(self, rel: str) -> None:
+        self.written += 1
+        if self.progress is not None:  # the top directory only: collect's own names, no host data
+            self.progress(f"tunewatch collect: {self.written} files written ({rel.split('/', 1)[0]}/)")
 
     def copy(self, rel: str, script: bool = False) -> bool:
         """Copy one regular file's bytes; False when it is missing, on a network file
@@ -380,14 +386,15 @@ def skip_summary(skipped: list[tuple[str, str]]) -> str:
 
 
 def collect(root: str, directory: str, content: Content, vsphere: dict[str, str] | None = None,
-            verbose: bool = False) -> int:
+            verbose: bool = False, progress: Callable[[str], None] | None = None) -> int:
     """Write the snapshot of `root` into `directory` (absent or empty); the number of files written.
     `vsphere`: the vmware/ files read from vSphere (collect --vsphere.config), written instead
-    of the root's own vmware/ directory. `verbose`: list every skipped file, not one summary line."""
+    of the root's own vmware/ directory. `verbose`: list every skipped file, not one summary line.
+    `progress(text)`: told the files written so far at each step (a terminal's status line)."""
     dest = Dest(directory)  # new, or empty and this user's alone; refused otherwise
     try:
         dest.start()
-        written = _collect(_Snapshot(FS(root), dest, verbose), content, vsphere, verbose)
+        written = _collect(_Snapshot(FS(root), dest, verbose, progress), content, vsphere, verbose)
         dest.finish(f"tunewatch collect of {root}: {written} files")
     except OSError as e:  # a full disk: the snapshot stays marked incomplete, and scan refuses it
         raise ContentError(directory, f"collect stopped: {e}; the snapshot is incomplete and marked so "

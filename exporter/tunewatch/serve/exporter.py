@@ -288,6 +288,7 @@ def start_exporter(listen_address: str | Sequence[str], web_config_path: str | N
     servers.append(server)
     loop.start()
     server.start()
+    _show_first_scan(loop)
     watcher = None
     if options.uevents:
         from .uevents import UeventWatcher
@@ -303,6 +304,26 @@ def start_exporter(listen_address: str | Sequence[str], web_config_path: str | N
                     "max_connections": server.max_connections, "open_files_limit": nofile_limit(),
                     "scan_isolation": "process" if render is None else "thread"})
     return handle
+
+
+def _show_first_scan(loop: ScanLoop[Any]) -> None:
+    """On a terminal, a status line counts the seconds of the first scan until it concludes
+    (a fleet of VMs takes a while); in a pipe, a log or the journal nothing is shown."""
+    from .._progress import Progress
+    progress = Progress(min_interval=0)
+    if not progress.enabled:
+        return
+    progress("tunewatch serve: first scan running")  # at once: the scan runs in a child, which takes a while
+
+    def show() -> None:
+        while True:
+            state = loop.state()
+            if state.first_scan_done:
+                progress.done()
+                return
+            progress(f"tunewatch serve: first scan running, {state.running_seconds():.0f} s")
+            time.sleep(1.0)
+    threading.Thread(target=show, name="tunewatch-first-scan", daemon=True).start()
 
 
 def _live_families(state: ScanState[Any], limiter: RescanLimiter, servers: list[HTTPServer]) -> list:

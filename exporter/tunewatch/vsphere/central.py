@@ -38,6 +38,8 @@ from .source import Files, error_files, identity_files, vm_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..content.catalog import Content, ResolvedProfile
     from ..content.waivers import Waiver
     from ..host.fs import FS
@@ -116,17 +118,24 @@ def read_fleet(cfg: VsphereConfig, patterns: list[str],
 
 
 def scan_fleet(cfg: VsphereConfig, patterns: list[str], content: Content, profile: ResolvedProfile,
-               waivers: list[Waiver] | None = None,
-               tags: list[str] | None = None) -> FleetResult:
+               waivers: list[Waiver] | None = None, tags: list[str] | None = None,
+               progress: Callable[[str], None] | None = None) -> FleetResult:
+    """Every selected VM judged; `progress(text)` hears how far (a terminal's status line)."""
     from ..host.fs import FS
     from ..scan.hangsafe import read_host_mountinfo
+    if progress is not None:
+        progress("vSphere: reading the selected VMs and their hosts")
     files, error = read_fleet(cfg, patterns, tags)
     profile = hypervisor_only(profile)
     root = tempfile.mkdtemp(prefix="tunewatch-vsphere-")  # one empty root for the fleet, not one per VM
     try:
         fs = FS(root, read_host_mountinfo())  # its mount guard (this host's mountinfo) worked out once
-        return FleetResult(cfg.endpoint, error, [(name, scan_vm(content, profile, f, name, waivers, fs))
-                                                 for name, f in files.items()])
+        judged = []
+        for n, (name, f) in enumerate(files.items(), 1):
+            judged.append((name, scan_vm(content, profile, f, name, waivers, fs)))
+            if progress is not None:  # counts only: VM names are host data
+                progress(f"vSphere: judged {n} of {len(files)} VMs")
+        return FleetResult(cfg.endpoint, error, judged)
     finally:
         os.rmdir(root)
 

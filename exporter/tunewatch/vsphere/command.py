@@ -121,7 +121,12 @@ def scan_many(args, content, profile, waivers):
             return None
     except (FactError, ContentError):
         return None  # the one-VM path reads again and reports it
-    return central.scan_fleet(cfg, [name] if name is not None else [], content, profile, waivers, tags)
+    from .._progress import Progress
+    progress = Progress()  # a status line on a terminal's stderr; nothing in a pipe or a log
+    try:
+        return central.scan_fleet(cfg, [name] if name is not None else [], content, profile, waivers, tags, progress)
+    finally:
+        progress.done()
 
 
 @contextlib.contextmanager
