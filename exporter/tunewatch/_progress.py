@@ -51,7 +51,3 @@ class Progress:
                 self.stream.write("\r\x1b[K")
                 self.stream.flush()
                 self._shown = False
-
-
-def silent(_text: str, force: bool = False) -> None:
-    """The progress of work nobody watches."""
