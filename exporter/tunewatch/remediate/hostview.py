@@ -14,7 +14,6 @@ from .. import results
 from ..content.catalog import ResolvedProfile, SelectedCheck
 from ..errors import ContentError
 from ..facts.context import Facts
-from ..facts.defaults import Defaults
 from ..host.fs import FS
 from ..scan import engine
 
@@ -38,6 +37,6 @@ def scan_host(content: Content, profile: ResolvedProfile, root: str, waivers: li
     if not os.path.isdir(root):
         raise ContentError(root, "--root is not a directory")
     result = engine.scan(content, profile, root, waivers)
-    # content's layouts (where tuned keeps its profiles); the defaults documents stay out as before
-    defaults = Defaults(layouts=content.defaults.layouts)
-    return HostView(result, profile, Facts(FS(root), engine._module_params(profile), defaults=defaults))
+    # the content's defaults, as the scan had them: the plan reads the facts the verdicts came from
+    # (driver defaults, which release reads ifcfg, where tuned keeps its profiles)
+    return HostView(result, profile, Facts(FS(root), engine._module_params(profile), defaults=content.defaults))
