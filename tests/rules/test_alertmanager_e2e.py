@@ -275,7 +275,10 @@ def test_reboot_alert_from_snapshot_swap(tmp_path):
     with snapshot_pipeline(tmp_path, "azure-m-rebooted") as (serve, switched, prom, am, hook):
         wait_pass_history(prom, am, serve, REBOOT_FAILING)
         assert failing_checks(prom, serve.address) == {}  # azure-m-tuned: fully compliant
-        assert not hook.received, hook.received
+        # nothing fails, so nothing pages; the one warning it may carry is that its IRQ pinning (a
+        # boot oneshot unit) is lost when a VF is re-added, which is true of azure-m-tuned
+        warned = {(a["labels"]["alertname"], a["labels"].get("check")) for n in hook.received for a in n["alerts"]}
+        assert warned <= {("TuningLostOnReadd", "nic-irq-affinity-persistent")}, hook.received
 
         # the reboot: boot time after the last scrape of the tuned state
         btime = math.ceil(time.time()) + 3
