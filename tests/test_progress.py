@@ -3,12 +3,15 @@ pseudo-terminal (pty) and under a pipe."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -18,6 +21,7 @@ EXAMPLE = str(Path(__file__).parent / "snapshots" / "examples" / "azure-m-reboot
 def run_on_pty(argv: list[str], until: bytes, timeout: float = 60) -> bytes:
     """argv with stdout and stderr on a new pty; what it wrote until `until` shows or it exits."""
     leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a terminal 120 wide
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
     os.close(follower)
     seen = b""

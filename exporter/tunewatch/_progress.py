@@ -40,7 +40,8 @@ class Progress:
                 return
             self._last = now
             import shutil  # only on a terminal
-            width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+            columns = shutil.get_terminal_size((80, 24)).columns
+            width = (columns if columns > 20 else 80) - 1  # a new pty reports 0 columns: not a width
             self.stream.write("\r\x1b[K" + text[:width])
             self.stream.flush()
             self._shown = True
