@@ -52,3 +52,10 @@ def test_goss_yaml_round_trips_without_template_actions():
     text = escape.goss_yaml(data)
     assert "{{" not in text
     assert yaml.safe_load(text) == data
+
+
+def test_the_fleet_text_report_escapes_vm_names_and_vcenter_messages():
+    """A VM name (host data) with ESC and a newline cannot clear the screen or forge a verdict line."""
+    from tunewatch.outputs.fleet import render_fleet
+    out = render_fleet("text", "https://vc.example", "login\x1b[2Jrefused\nfleet summary: all pass", [])
+    assert "\x1b" not in out and out.count("\n") == 1 and "\\x1b[2J" in out

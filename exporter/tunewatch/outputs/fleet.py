@@ -35,11 +35,13 @@ def render_fleet(fmt: str, endpoint: str, error: str | None, vms: list[tuple[str
         from .._escape import xml  # only XML 1.0 characters: VM names are host data
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml(ET.tostring(suites, encoding="unicode")) + "\n"
     if fmt == "text":
+        from .._escape import text  # VM names and vCenter's messages are host data: no raw control byte
         from .text import render_text
-        parts = [f"== VM {name}\n{render_text(result, colour=colour)}" for name, result in vms]
+        parts = [f"== VM {text(name)}\n{render_text(result, colour=colour)}" for name, result in vms]
         bad = [name for name, result in vms if not result.compliant]
-        verdict = f"fleet summary: {len(vms)} VMs from {endpoint}, {len(vms) - len(bad)} compliant, {len(bad)} not"
+        verdict = (f"fleet summary: {len(vms)} VMs from {text(endpoint)}, {len(vms) - len(bad)} compliant, "
+                   f"{len(bad)} not")
         if error:
-            verdict = f"fleet summary: vSphere {endpoint} could not be read: {error}"
+            verdict = f"fleet summary: vSphere {text(endpoint)} could not be read: {text(error)}"
         return "\n".join(parts) + ("\n" if parts else "") + verdict + "\n"
     raise ValueError(f"a fleet report is {', '.join(FLEET_FORMATS)}, not {fmt}")
