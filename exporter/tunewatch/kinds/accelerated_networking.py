@@ -8,6 +8,8 @@ from __future__ import annotations
 from ..results import FAIL, PASS, Fix, ObjectResult
 from .base import Target
 
+# its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
+PER_INTERFACE = True
 VARS_SCHEMA = {"type": "object", "additionalProperties": False,
                "properties": {"vf_drivers": {"type": "array", "items": {"type": "string"}, "minItems": 1}}}
 

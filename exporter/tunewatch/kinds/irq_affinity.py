@@ -9,6 +9,8 @@ from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, IrqPlacement, ObjectResult
 from .base import Target, per_object
 from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix
 
+# its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
+PER_INTERFACE = True
 VARS_SCHEMA = {"type": "object", "additionalProperties": False,
                "properties": {**IRQ_VARS, "check_effective": {"type": "boolean"}}}
 

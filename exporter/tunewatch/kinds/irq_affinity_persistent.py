@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 MOVED_BY_IRQBALANCE = "moved by irqbalance"  # after_readd.predicted where irqbalance places the new IRQs
 _MECHANISMS = ["nm-dispatcher", "systemd", "udev", "rc-local", "cron"]
 _REGEX = {"type": "string", "format": "regex"}
+# its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
+PER_INTERFACE = True
 VARS_SCHEMA = {"type": "object", "required": ["patterns"], "additionalProperties": False,
                "properties": {"patterns": {"type": "array", "minItems": 1, "items": _REGEX},
                               "mechanisms": {"type": "array", "items": {"enum": _MECHANISMS}},

@@ -20,6 +20,8 @@ from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, error_result
 from .base import Target
 from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix
 
+# its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
+PER_INTERFACE = True
 VARS_SCHEMA = {"type": "object", "additionalProperties": False, "properties": IRQ_VARS}
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..results import ERROR, FAIL, PASS, Fix, ObjectResult, Setting
 from .base import Target, per_object
 
+# its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
+PER_INTERFACE = True
 VARS_SCHEMA = {"type": "object", "required": ["max_queues"], "additionalProperties": False,
                "properties": {"max_queues": {"type": "integer", "minimum": 1},
                               "limit_to_node_cpus": {"type": "boolean"}}}

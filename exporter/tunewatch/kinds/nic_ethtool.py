@@ -9,6 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+# its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
+PER_INTERFACE = True
 VARS_SCHEMA = {"type": "object", "required": ["section", "expected"], "additionalProperties": False,
                "properties": {"section": {"enum": ["rings", "coalesce", "features", "channels"]},
                               "expected": {"type": "object", "minProperties": 1,

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from ..facts.defaults import Default
     from ..facts.interfaces import Interface
 
+# its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
+PER_INTERFACE = True
 VARS_SCHEMA = {
     "type": "object", "required": ["requirements"], "additionalProperties": False,
     "properties": {

@@ -53,7 +53,7 @@ def evaluate_check(sel: SelectedCheck, facts: Facts, scope: dict) -> CheckResult
                                     f"{check.id}: internal error in kind {check.kind}: {type(e).__name__}: {e}")]
         if not objects:
             objects = [ObjectResult("-", NOTAPPLICABLE, "", "", f"{check.id}: nothing in scope on this host")]
-    if check.kind in INTERFACE_KINDS:
+    if getattr(kinds.KINDS[check.kind], "PER_INTERFACE", False):  # the kind says so, not a list here
         objects = _valid_interfaces(objects, facts)
     if check.runtime_check:  # every object of a -persistent check says what the next boot brings
         complete_prediction(objects)
@@ -72,10 +72,6 @@ def _runtime_of(check_id: str | None, profile: ResolvedProfile, facts: Facts, do
         if sel is not None:
             found = early[check_id] = evaluate_check(sel, facts, profile.scope)
     return found
-
-
-INTERFACE_KINDS = frozenset({"nic_channels", "nic_ethtool", "nic_settings_persistent", "irq_affinity", "irq_spread",
-                             "irq_affinity_persistent", "accelerated_networking"})
 
 
 def _valid_interfaces(objects: list[ObjectResult], facts: Facts) -> list[ObjectResult]:
