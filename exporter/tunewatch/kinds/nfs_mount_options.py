@@ -35,24 +35,35 @@ VARS_SCHEMA = {
 }
 
 
-def normalise(pairs: Iterable[tuple[str, str | None]], v: dict, with_defaults: bool = True) -> dict[str, str]:
-    """Options as {key: value}; flags get value "" and negated flags value "off"."""
-    flag_aliases, key_aliases = v.get("flag_aliases", {}), v.get("key_aliases", {})
-    negations, value_aliases = v.get("negations", {}), v.get("value_aliases", {})
+def normalise(pairs: Iterable[tuple[str, str | None]], v: dict, with_defaults: bool = True,
+              cache: dict | None = None) -> dict[str, str]:
+    """Options as {key: value}; flags get value "" and negated flags value "off". `cache`
+    (one per check's vars) keeps each option's meaning: a fleet's mounts repeat them."""
     out = dict(v.get("defaults", {})) if with_defaults else {}
-    for key, value in pairs:
-        if value is None:
-            key = flag_aliases.get(key, key)
-            if "=" in key:
-                key, value = key.split("=", 1)
-        key = key_aliases.get(key, key)
-        if value is None and key in negations:
-            out[negations[key]] = "off"
-            continue
-        value = "" if value is None else value
-        aliases = value_aliases.get(key)
-        out[key] = value if aliases is None else aliases.get(value, value)
+    for pair in pairs:
+        meaning = None if cache is None else cache.get(pair)
+        if meaning is None:
+            meaning = _meaning(pair, v)
+            if cache is not None:
+                cache[pair] = meaning
+        out[meaning[0]] = meaning[1]
     return out
+
+
+def _meaning(pair: tuple[str, str | None], v: dict) -> tuple[str, str]:
+    """(key, value) one option means, its aliases resolved."""
+    key, value = pair
+    if value is None:
+        key = v.get("flag_aliases", {}).get(key, key)
+        if "=" in key:
+            key, value = key.split("=", 1)
+    key = v.get("key_aliases", {}).get(key, key)
+    negations = v.get("negations", {})
+    if value is None and key in negations:
+        return negations[key], "off"
+    aliases = v.get("value_aliases", {}).get(key)
+    value = "" if value is None else value
+    return key, value if aliases is None else aliases.get(value, value)
 
 
 def _meanings(options: list[str], v: dict) -> list[tuple[str, str, str]]:
@@ -99,9 +110,24 @@ def evaluate(t: Target) -> list[ObjectResult]:
     base = list(t.vars["options"])
     configured = t.vars["source"] == "fstab"  # the options the next boot's mount gets
     fstab_only = list(t.vars.get("fstab_only_options", []))
+    # normalised once per check, not per mount: (without, with) the fstab-only options
+    meanings = (_meanings(base, t.vars), _meanings(base + fstab_only, t.vars))
+
+    judgements: dict[tuple, tuple[list[str], str]] = {}
+    meaning_of: dict = {}
+
+    def judged(pairs: tuple, with_fstab_only: bool) -> tuple[list[str], str]:
+        """(problems, options as text) of one option list; a fleet's mounts share a few
+        option lists, so each is normalised once per check, not once per mount."""
+        key = (pairs, with_fstab_only)
+        hit = judgements.get(key)
+        if hit is None:
+            hit = judgements[key] = (_missing(normalise(pairs, t.vars, cache=meaning_of), meanings[with_fstab_only]),
+                                     ",".join(k if v is None else f"{k}={v}" for k, v in pairs))
+        return hit
 
     def one(mount):
-        wanted = base
+        wanted, with_fstab_only = base, False
         bm = None  # how it mounts at boot (configured)
         if configured:
             bm = t.facts.boot_mount(mount.mount_point)
@@ -114,7 +140,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     fix=Fix(file="/etc/fstab", change=f"{mount.source} {mount.mount_point} "
                                             f"{mount.fstype} {want} 0 0"))
             # bg and _netdev steer mount -a and systemd-fstab-generator: fstab lines only
-            wanted = base + (fstab_only if bm.fstab is not None else [])
+            with_fstab_only = bm.fstab is not None
+            wanted = base + fstab_only if with_fstab_only else base
             pairs, where = bm.options, bm.where
             if bm.problem:
                 return ObjectResult(mount.mount_point, FAIL, ",".join(wanted), "not mounted at boot",
@@ -125,8 +152,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         else:
             pairs, where = tuple(mount.mount_options) + tuple(mount.super_options), "mountinfo"
         want = ",".join(wanted)
-        problems = _missing(normalise(pairs, t.vars), _meanings(wanted, t.vars))
-        actual = ",".join(k if v is None else f"{k}={v}" for k, v in pairs)
+        problems, actual = judged(tuple(pairs), with_fstab_only)
         predicted, source = (actual, f"configured by {where}") if configured else (None, None)
         if problems:
             fix = (_fix(bm, pairs, wanted, t.vars) if bm is not None else
