@@ -4,6 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 from tunewatch.errors import ParseError
 from tunewatch.parsers.mountinfo import MountInfo, parse_mountinfo
+from tunewatch.parsers._text import options_splitter, split_options
 
 NFS = ("123 28 0:53 / /sas\\040data rw,noatime,nodiratime shared:75 - nfs 10.0.0.4:/sasvol "
        "rw,vers=3,rsize=65536,wsize=65536,namlen=255,acdirmin=0,hard,proto=tcp,nconnect=8,timeo=600,"
@@ -87,3 +88,14 @@ def test_generated_lines_round_trip(mounts, eol):
         f"{m['fstype']} {_escape(m['source'])} {_opt_text(m['super_options'])}{eol}" for m in mounts)
     parsed = parse_mountinfo(text, "mi")
     assert [MountInfo(**m, line=i + 1) for i, m in enumerate(mounts)] == parsed
+
+
+@pytest.mark.parametrize("field", ["rw,vers=3,hard", "rw,,noatime", ",", "", "a=", "=b", "a=b=c", "rw,rw,a=1,a=2",
+                                   "addr=10.0.0.1,mountaddr=10.0.0.1", "sec=sys,,,proto=tcp,"])
+def test_options_splitter_agrees_with_split_options(field):
+    """The memoising splitter of a table gives what split_options gives, the first time
+    and when the field or its options come again."""
+    split = options_splitter()
+    for _ in range(2):
+        assert split(field) == split_options(field)
+        assert split(field + ",extra") == split_options(field + ",extra")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._record import FrozenRecord
 from ..errors import ParseError
-from ._text import lines, split_options, uint, unescape_octal
+from ._text import lines, options_splitter, uint, unescape_octal
 
 
 class FstabEntry(FrozenRecord):
@@ -36,6 +36,7 @@ class FstabEntry(FrozenRecord):
 
 def parse_fstab(text: str, source: str) -> list[FstabEntry]:
     entries = []
+    split_options = options_splitter()
     for n, line in lines(text):
         fields = [f for f in line.replace("\t", " ").split(" ") if f]  # libmount splits on blanks only
         if not fields or fields[0].startswith("#"):

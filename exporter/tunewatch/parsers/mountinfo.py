@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from .._record import FrozenRecord
 from ..errors import ParseError
-from ._text import lines, split_options, uint, unescape_octal
+from ._text import lines, options_splitter, uint, unescape_octal
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
+    from typing import Callable
+
     Options = tuple[tuple[str, str | None], ...]  # never run: TYPE_CHECKING is False
 
 
@@ -52,7 +54,7 @@ class MountInfo(FrozenRecord):
         self.line = line
 
 
-def _parse_line(line: str, source: str, n: int) -> MountInfo:
+def _parse_line(line: str, source: str, n: int, split_options: Callable[[str], Options]) -> MountInfo:
     fields = line.replace("\t", " ").split(" ")
     if "" in fields:  # runs of blanks
         fields = [f for f in fields if f]
@@ -75,4 +77,5 @@ def _parse_line(line: str, source: str, n: int) -> MountInfo:
 
 
 def parse_mountinfo(text: str, source: str) -> list[MountInfo]:
-    return [_parse_line(line.strip(" \t"), source, n) for n, line in lines(text) if line.strip(" \t")]
+    split_options = options_splitter()
+    return [_parse_line(line.strip(" \t"), source, n, split_options) for n, line in lines(text) if line.strip(" \t")]
