@@ -99,3 +99,21 @@ def test_options_splitter_agrees_with_split_options(field):
     for _ in range(2):
         assert split(field) == split_options(field)
         assert split(field + ",extra") == split_options(field + ",extra")
+
+
+@pytest.mark.parametrize("ids, what", [("x 35 98:0", "mount id"), ("36  98:0", None), ("36 35 :0", "major"),
+                                       ("36 35 98:", "minor"), ("36 35 98:0x", "minor"),
+                                       ("36 35 98:123456789012345678901", "minor"), ("٣٦ 35 98:0", "mount id")])
+def test_numbers_checked_one_by_one(ids, what):
+    """The fast test of the four numbers at once refuses what uint() refuses, and the error
+    still names the field."""
+    line = f"{ids} /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw\n"
+    with pytest.raises(ParseError) as e:
+        parse_mountinfo(line, "mi")
+    if what:
+        assert what in str(e.value)
+
+
+def test_long_numbers_still_parse():
+    [m] = parse_mountinfo("12345678901 12345678902 98:0 / /m rw - ext3 /dev/root rw\n", "mi")
+    assert (m.mount_id, m.parent_id) == (12345678901, 12345678902)

@@ -71,10 +71,14 @@ class BootMount(FrozenRecord):
     @property
     def options(self) -> tuple[tuple[str, str | None], ...]:
         """What mount.nfs passes on: the given options and those nfsmount.conf filled in."""
+        if not self.filled:  # no nfsmount.conf, or it adds nothing: the usual case, per mount and check
+            return self.given
         return self.given + tuple((k, v) for k, v, _ in self.filled if not k.lower().startswith("default"))
 
     @property
     def where(self) -> str:
+        if not self.filled:
+            return self.source
         conf = sorted({src.rsplit(":", 1)[0] for _, _, src in self.filled})
         return self.source + (f" + /{', /'.join(conf)}" if conf else "")
 

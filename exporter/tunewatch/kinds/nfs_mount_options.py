@@ -35,18 +35,47 @@ VARS_SCHEMA = {
 }
 
 
+class Meanings(dict):
+    """option pair -> (key, value) it means under one check's alias tables, each resolved
+    on first use: a fleet's mounts repeat their options, and the lookups run in C."""
+
+    def __init__(self, v: dict):
+        super().__init__()
+        self.vars = v
+
+    def __missing__(self, pair: tuple[str, str | None]) -> tuple[str, str]:
+        meaning = self[pair] = _meaning(pair, self.vars)
+        return meaning
+
+
+class OptionTexts(dict):
+    """option pair -> its text as mount takes it (`key=value`, or the flag)."""
+
+    def __missing__(self, pair: tuple[str, str | None]) -> str:
+        text = self[pair] = pair[0] if pair[1] is None else f"{pair[0]}={pair[1]}"
+        return text
+
+
+class _Relevant(dict):
+    """option pair -> whether it means one of the wanted keys (the others cannot change
+    a verdict: normalise() keeps the last value of each key, and _missing() reads only
+    the wanted ones)."""
+
+    def __init__(self, meanings: Meanings, keys: set[str]):
+        super().__init__()
+        self.meanings, self.wanted_keys = meanings, keys
+
+    def __missing__(self, pair: tuple[str, str | None]) -> bool:
+        found = self[pair] = self.meanings[pair][0] in self.wanted_keys
+        return found
+
+
 def normalise(pairs: Iterable[tuple[str, str | None]], v: dict, with_defaults: bool = True,
-              cache: dict | None = None) -> dict[str, str]:
-    """Options as {key: value}; flags get value "" and negated flags value "off". `cache`
-    (one per check's vars) keeps each option's meaning: a fleet's mounts repeat them."""
+              meanings: Meanings | None = None) -> dict[str, str]:
+    """Options as {key: value}; flags get value "" and negated flags value "off" (a later
+    option overrides an earlier one). `meanings`: the check's Meanings(v), kept across calls."""
     out = dict(v.get("defaults", {})) if with_defaults else {}
-    for pair in pairs:
-        meaning = None if cache is None else cache.get(pair)
-        if meaning is None:
-            meaning = _meaning(pair, v)
-            if cache is not None:
-                cache[pair] = meaning
-        out[meaning[0]] = meaning[1]
+    out.update(map((meanings if meanings is not None else Meanings(v)).__getitem__, pairs))
     return out
 
 
@@ -113,17 +142,30 @@ def evaluate(t: Target) -> list[ObjectResult]:
     # normalised once per check, not per mount: (without, with) the fstab-only options
     meanings = (_meanings(base, t.vars), _meanings(base + fstab_only, t.vars))
 
-    judgements: dict[tuple, tuple[list[str], str]] = {}
-    meaning_of: dict = {}
+    meaning_of, option_text = Meanings(t.vars), OptionTexts()
+    wants = (",".join(base), ",".join(base + fstab_only))
+    wanted_keys = {key for _option, key, _value in meanings[True]}
+    relevant = _Relevant(meaning_of, wanted_keys)
+    problems_of: dict[tuple, list[str]] = {}
+    judged_lines: dict[tuple, tuple[list[str], str]] = {}
 
     def judged(pairs: tuple, with_fstab_only: bool) -> tuple[list[str], str]:
-        """(problems, options as text) of one option list; a fleet's mounts share a few
-        option lists, so each is normalised once per check, not once per mount."""
-        key = (pairs, with_fstab_only)
-        hit = judgements.get(key)
-        if hit is None:
-            hit = judgements[key] = (_missing(normalise(pairs, t.vars, cache=meaning_of), meanings[with_fstab_only]),
-                                     ",".join(k if v is None else f"{k}={v}" for k, v in pairs))
+        """(problems, options as text) of one option list. Only the options that mean a
+        wanted key decide (`addr=` does not), and a fleet's mounts share those: each such
+        list is judged once per check, not once per mount. fstab lines share whole option
+        tuples (parsers/_text.options_splitter): those are looked up whole first."""
+        if configured:
+            hit = judged_lines.get((pairs, with_fstab_only))
+            if hit is not None:
+                return hit
+        key = (tuple(filter(relevant.__getitem__, pairs)), with_fstab_only)
+        problems = problems_of.get(key)
+        if problems is None:
+            problems = problems_of[key] = _missing(normalise(key[0], t.vars, meanings=meaning_of),
+                                                   meanings[with_fstab_only])
+        hit = problems, ",".join(map(option_text.__getitem__, pairs))
+        if configured:
+            judged_lines[(pairs, with_fstab_only)] = hit
         return hit
 
     def one(mount):
@@ -151,7 +193,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     _fix(bm, pairs, wanted, t.vars))
         else:
             pairs, where = tuple(mount.mount_options) + tuple(mount.super_options), "mountinfo"
-        want = ",".join(wanted)
+        want = wants[with_fstab_only]
         problems, actual = judged(tuple(pairs), with_fstab_only)
         predicted, source = (actual, f"configured by {where}") if configured else (None, None)
         if problems:

@@ -70,10 +70,18 @@ def _parse_line(line: str, source: str, n: int, split_options: Callable[[str], O
     major, colon, minor = fields[2].partition(":")
     if not colon:
         raise ParseError(source, f"device {fields[2][:40]!r} is not major:minor", n)
-    return MountInfo(uint(fields[0], source, n, "mount id"), uint(fields[1], source, n, "parent id"),
-                     uint(major, source, n, "major"), uint(minor, source, n, "minor"),
-                     unescape_octal(fields[3]), unescape_octal(fields[4]), split_options(fields[5]),
-                     tuple(fields[6:sep]), tail[0], unescape_octal(tail[1]), split_options(tail[2]), n)
+    numbers = (fields[0], fields[1], major, minor)
+    digits = "".join(numbers)
+    if len(digits) <= 20 and digits.isdigit() and digits.isascii() and "" not in numbers:  # uint()'s test at once
+        mount_id, parent_id, major_n, minor_n = map(int, numbers)
+    else:  # uint() says which field is wrong
+        mount_id, parent_id, major_n, minor_n = (uint(x, source, n, what) for x, what in
+                                                 zip(numbers, ("mount id", "parent id", "major", "minor")))
+    root, point, source_name = fields[3], fields[4], tail[1]
+    if "\\" in line:
+        root, point, source_name = unescape_octal(root), unescape_octal(point), unescape_octal(source_name)
+    return MountInfo(mount_id, parent_id, major_n, minor_n, root, point, split_options(fields[5]),
+                     tuple(fields[6:sep]), tail[0], source_name, split_options(tail[2]), n)
 
 
 def parse_mountinfo(text: str, source: str) -> list[MountInfo]:
