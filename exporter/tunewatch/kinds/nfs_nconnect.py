@@ -58,6 +58,14 @@ def _fix(bm: BootMount, wanted: int) -> Fix:
     return Fix(file=bm.fix_file, change=f"{bm.map_key} -{','.join(opts)} {bm.spec}")
 
 
+def _value_of(pairs: tuple[tuple[str, str | None], ...], key: str) -> str | None:
+    """The value of the last `key=` option (as the kernel and mount take it), or None."""
+    for name, value in reversed(pairs):
+        if name == key:
+            return value
+    return None
+
+
 def evaluate(t: Target) -> list[ObjectResult]:
     wanted = t.vars["nconnect"]
     want = f"nconnect={wanted}"
@@ -69,7 +77,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
     kernel_ok = supported(host, t.vars)
 
     def one(mount):
-        running = dict(mount.super_options).get("nconnect")
+        running = _value_of(mount.super_options, "nconnect")
         if running is None and kernel_ok is None:
             return ObjectResult(mount.mount_point, ERROR, want, "kernel unknown",
                                 f"{mount.mount_point}: kernel version unreadable (proc/sys/kernel/osrelease), "
@@ -93,7 +101,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     f"{mount.mount_point} is configured in {bm.source}, but {bm.problem}",
                                     predicted=UNKNOWN, source=f"never applied: {bm.problem}",
                                     fix=Fix(command=f"systemctl enable {bm.enable}") if bm.enable else _fix(bm, wanted))
-            value = dict(bm.options).get("nconnect")
+            value = _value_of(bm.options, "nconnect")
             where = bm.where
             # nfs(5): without nconnect the client opens one connection per server
             boot = dict(predicted=f"nconnect={value}", source=f"configured by {where}") if value else \
