@@ -10,7 +10,9 @@ dependencies: as a venv install runs, without the `.pth` start-up hooks a global
 site-packages may carry (here one imports certifi: +20 ms on every Python command).
 `--system` times sys.executable itself instead. `--installed` times tunewatch as users install
 it: each checkout `pip install`ed (not editable) into a venv of its own with its dependencies
-from the index, run as the venv's `bin/tunewatch` script, against that venv's `python -c pass`.
+from the index, run as the venv's `bin/tunewatch` script, against that venv's `python -c pass`
+(after the content cache's racy window, so the warm-up writes the cache as a user's second
+run would find it).
 
   pass        `python -c pass`: what any Python command costs here
   json        `tunewatch scan --root <example> --format json` (tests/snapshots/examples/
@@ -97,6 +99,12 @@ def installed_venvs(trees: dict[str, str], work: str) -> str:
         subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", tree], check=True,
                        stdout=subprocess.DEVNULL)
         SCRIPTS[name] = os.path.join(venv, "bin", "tunewatch")
+    # The content cache trusts no file changed in the last RACY_NS (content/cachekey.py): a
+    # warm-up right after the install would validate without saving, and the first timed
+    # runs (~200 ms each) would too. Wait until the newest installed file is old enough.
+    sys.path.insert(0, os.path.join(CHECKOUT, "exporter"))
+    from tunewatch.content.cachekey import RACY_NS
+    time.sleep(RACY_NS / 1e9 + 0.2)
     return python
 
 

@@ -6,6 +6,7 @@ Exit codes: 0 nothing fails, 2 something fails or errors, 1 usage or content err
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 
@@ -262,8 +263,24 @@ def _only_rules(content: Content, profile: ResolvedProfile, rules: list[str], sk
 
 
 def _write(text: str, output: str | None) -> None:
+    if not output:  # standard output, the common case: without host.atomic, whose tempfile
+        _to_stdout(text)  # (shutil, random, bz2, lzma) is ~4 ms of a scan (docs/architecture.md#start-up-cost)
+        return
     from ..host.atomic import write_output  # a temp file renamed over FILE: a full disk loses nothing
     write_output(text, output)
+
+
+def _to_stdout(text: str) -> None:
+    """As host.atomic.write_output writes to standard output: the bytes of undecodable host
+    names go out as they came in (surrogateescape), never an encoding error that loses the
+    whole report."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (tests capturing with StringIO)
+        sys.stdout.write(text)
+    else:
+        buffer.write(text.encode("utf-8", "surrogateescape"))
+        buffer.flush()
 
 
 def cmd_scan(args: Namespace) -> int:
@@ -379,8 +396,21 @@ COMMANDS = {"scan": cmd_scan, "serve": cmd_serve, "collect": cmd_collect, "check
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the console script: nothing runs after us, so skip the interpreter's teardown
-        return _exit_now(_main(sys.argv[1:]))
+        gc.disable()  # and, for a one-shot command, the cyclic collector (_collects_garbage)
+        return _exit_now(_main(sys.argv[1:], console=True))
     return _main(argv)
+
+
+def _collects_garbage(args: Namespace) -> bool:
+    """Whether the console script's command needs the cyclic garbage collector back.
+
+    A one-shot command reads bounded data once and ends with os._exit: the few reference
+    cycles it leaves are freed with the process, while each collection walks every live
+    object (the content, the imported modules): ~12 collections, ~2.5 ms of a ~55 ms scan
+    of an example (docs/architecture.md#start-up-cost). The engine turns it off for a
+    scan's duration anyway. `serve` runs for days, and vSphere sessions (pyVmomi, TLS, a
+    fleet of VMs in one process) allocate without a bound we know: both collect."""
+    return args.command == "serve" or bool(getattr(args, "vsphere_config", None))
 
 
 def _exit_now(code: int) -> int:
@@ -397,7 +427,7 @@ def _exit_now(code: int) -> int:
     os._exit(code)
 
 
-def _main(argv: list[str]) -> int:
+def _main(argv: list[str], console: bool = False) -> int:
     try:
         parser = build_parser(_command_of(argv))
         args, unknown = parser.parse_known_args(argv)
@@ -405,6 +435,8 @@ def _main(argv: list[str]) -> int:
             _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as e:  # argparse: usage errors are 1 here, 2 means "a check fails"
         return 1 if e.code else 0
+    if console and _collects_garbage(args):
+        gc.enable()
     try:
         return COMMANDS[args.command](args)
     except TunewatchError as e:

@@ -4,11 +4,13 @@ JUnit XML. The text report for a terminal is in text.py."""
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring_ascii as _quote  # json.dumps' own (C) string encoder
 
 from ..results import ScanResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from xml.etree.ElementTree import Element
 
     from ..results import ObjectResult
@@ -45,7 +47,77 @@ def _object_dict(o: ObjectResult) -> dict:
 
 
 def render_json(result: ScanResult) -> str:
-    return json.dumps(to_dict(result), indent=2) + "\n"
+    return dumps_indented(to_dict(result)) + "\n"
+
+
+class _NotPlainJSON(Exception):
+    """A value _emit leaves to json.dumps: another type, a subclass, a key that is no str."""
+
+
+_INFINITY = float("inf")
+
+
+def dumps_indented(value: Any) -> str:
+    """json.dumps(value, indent=2), byte for byte, in about a third of its time.
+
+    With an indent, json.dumps uses its pure-Python encoder (the C one cannot indent before
+    Python 3.13): generators nested per level, ~1.2 ms of an example's report, the
+    largest part of `--format json` after the scan (docs/architecture.md#start-up-cost).
+    The report is only dicts with str keys, lists and plain scalars; anything else is
+    handed to json.dumps itself, so the result is always json.dumps'."""
+    parts: list[str] = []
+    try:
+        _emit(value, parts, "\n")
+    except (_NotPlainJSON, RecursionError):
+        return json.dumps(value, indent=2)
+    return "".join(parts)
+
+
+def _emit(value: Any, parts: list[str], newline: str) -> None:
+    """Append `value` as JSON indented below `newline` (a newline and the current indent)."""
+    kind = type(value)
+    if kind is str:
+        parts.append(_quote(value))
+    elif kind is dict:
+        if not value:
+            parts.append("{}")
+            return
+        inner = newline + "  "
+        separator = "{" + inner
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlainJSON
+            if type(item) is str:
+                parts.append(separator + _quote(key) + ": " + _quote(item))
+            else:
+                parts.append(separator + _quote(key) + ": ")
+                _emit(item, parts, inner)
+            separator = "," + inner
+        parts.append(newline + "}")
+    elif kind is list or kind is tuple:
+        if not value:
+            parts.append("[]")
+            return
+        inner = newline + "  "
+        separator = "[" + inner
+        for item in value:
+            parts.append(separator)
+            _emit(item, parts, inner)
+            separator = "," + inner
+        parts.append(newline + "]")
+    elif value is None:
+        parts.append("null")
+    elif value is True:
+        parts.append("true")
+    elif value is False:
+        parts.append("false")
+    elif kind is int:
+        parts.append(int.__repr__(value))
+    elif kind is float:
+        parts.append("NaN" if value != value else "Infinity" if value == _INFINITY
+                     else "-Infinity" if value == -_INFINITY else float.__repr__(value))
+    else:
+        raise _NotPlainJSON
 
 
 def render_junit(result: ScanResult) -> str:
