@@ -12,14 +12,18 @@ continues the value above, a repeated section or key merges and the later value 
 
 from __future__ import annotations
 
-import configparser
-
 from ..errors import ParseError
+
+TYPE_CHECKING = False  # configparser (~1.2 ms) loads with the first tuned file: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:
+    import configparser
 
 _HEADER = "this_is_some_magic_section_header_because_of_compatibility"  # tuned/consts.py MAGIC_HEADER_NAME
 
 
 def _parser() -> configparser.ConfigParser:
+    import configparser
+
     parser = configparser.ConfigParser(delimiters=("=",), inline_comment_prefixes=("#",), strict=False,
                                        interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # tuned keeps key case
@@ -29,6 +33,8 @@ def _parser() -> configparser.ConfigParser:
 def parse_tuned_conf(text: str, source: str) -> dict[str, dict[str, str]]:
     """A profile's sections in file order, each {option: value} in file order. A line
     before any section is an error, as it is to tuned (the profile then does not load)."""
+    import configparser
+
     parser = _parser()
     try:
         parser.read_string(text, source)
@@ -39,6 +45,8 @@ def parse_tuned_conf(text: str, source: str) -> dict[str, dict[str, str]]:
 
 def parse_tuned_main(text: str, source: str) -> dict[str, str]:
     """etc/tuned/tuned-main.conf: options without a section."""
+    import configparser
+
     parser = _parser()
     try:
         parser.read_string(f"[{_HEADER}]\n" + text, source)
