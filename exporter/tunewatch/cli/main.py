@@ -264,23 +264,12 @@ def _only_rules(content: Content, profile: ResolvedProfile, rules: list[str], sk
 
 def _write(text: str, output: str | None) -> None:
     if not output:  # standard output, the common case: without host.atomic, whose tempfile
-        _to_stdout(text)  # (shutil, random, bz2, lzma) is ~4 ms of a scan (docs/architecture.md#start-up-cost)
+        from ..host.stdout import write_stdout  # (shutil, random, bz2, lzma) is ~4 ms of a scan
+
+        write_stdout(text)
         return
     from ..host.atomic import write_output  # a temp file renamed over FILE: a full disk loses nothing
     write_output(text, output)
-
-
-def _to_stdout(text: str) -> None:
-    """As host.atomic.write_output writes to standard output: the bytes of undecodable host
-    names go out as they came in (surrogateescape), never an encoding error that loses the
-    whole report."""
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # a text-only stream (tests capturing with StringIO)
-        sys.stdout.write(text)
-    else:
-        buffer.write(text.encode("utf-8", "surrogateescape"))
-        buffer.flush()
 
 
 def cmd_scan(args: Namespace) -> int:

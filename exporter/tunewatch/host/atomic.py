@@ -87,12 +87,6 @@ def write_output(text: str, path: str | None, mode: int | None = None) -> None:
     if path:
         write_atomic(path, text, mode)
         return
-    import sys
+    from .stdout import write_stdout
 
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # a text-only stream (tests capturing with StringIO)
-        sys.stdout.write(text)
-    else:
-        buffer.write(text.encode("utf-8", "surrogateescape"))
-        buffer.flush()
+    write_stdout(text)
