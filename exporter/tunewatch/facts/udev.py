@@ -277,16 +277,19 @@ def _first_at(order: Sequence[int], target: int) -> int:
     return lo
 
 
-def evaluate(files: list[RulesFile], dev: UdevDevice) -> UdevOutcome:
+def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) -> UdevOutcome:
     """The device's "add" event through the rules. Each file's plan (facts/udev_plan.py,
     compiled once per scan) gives the lines this kind of device may match, by ACTION,
     SUBSYSTEM, ENV names and KERNEL; a file without such a line is not visited (nothing
-    in it could apply); the rest is udev's own line loop over them."""
+    in it could apply); the rest is udev's own line loop over them. `every_line`: udev's
+    loop over every line of every file, no line left out (the reference the differential
+    tests hold the plans to)."""
     out = UdevOutcome()
     ev = _Event(dev, out)
     values = dev.values
     is_net = values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props
-    kernel, filtered = values.get("KERNEL"), not dev.unknown_matches  # unknown matches: every line is tested
+    kernel = values.get("KERNEL")
+    filtered = not (dev.unknown_matches or every_line)  # unknown matches: every line is tested
     rules = rule_set(files)
     if filtered:
         env = frozenset(ev.props) | rules.env_assigned  # names that may ever have a value

@@ -336,34 +336,71 @@ def _check_token(tok: UdevToken) -> UdevToken | None:
     return tok if op == tok.op else UdevToken(key, attr, op, value, tok.nocase)
 
 
-def parse_rule(line: str, n: int) -> UdevRule:
+class ParseMemo:
+    """What one scan's parsing has already decided, shared by its files: a logical line's
+    rule (all but its line number: parse_rule() is a function of the text) and a common
+    token's validation (_check_token() of the same key, attribute, operator and value).
+    Rules files repeat both (`ACTION=="add"`, a site's generated lines), and the records
+    are immutable, so sharing them changes no result."""
+    __slots__ = ("lines", "tokens")
+
+    def __init__(self) -> None:
+        self.lines: dict[str, UdevRule] = {}
+        self.tokens: dict[tuple[str, ...], tuple[UdevToken, UdevToken | None, str | None]] = {}
+
+
+def _checked(tok: UdevToken) -> tuple[UdevToken, UdevToken | None, str | None]:
+    """(the token as read, as udev keeps it or None, why udev drops the line or None)."""
+    try:
+        return tok, _check_token(tok), None
+    except RuleError as e:
+        return tok, None, str(e)
+
+
+def parse_rule(line: str, n: int, memo: ParseMemo | None = None) -> UdevRule:
     """rule_add_line() for one logical line."""
+    if memo is not None:
+        seen = memo.lines.get(line)
+        if seen is not None:
+            return seen if seen.line == n else UdevRule(n, seen.tokens, seen.problem, seen.label, seen.goto)
     found = _LINE.findall(line) if len(line) <= _FAST_LINE else [("",) * 5 + ("x",)]
     if all(not other.strip(_SKIPPED) for *_, other in found):  # only tokens of the common kind
-        return _rule_of([UdevToken(key, attr[1:-1] if attr else None, op, value, prefix == "i")
-                         for key, attr, op, prefix, value, other in found if not other], None, n)
-    tokens, pos, lex_problem = [], 0, None
-    while True:
-        try:
-            tok, pos = _lex(line, pos)
-        except RuleError as e:
-            lex_problem = str(e)
-            break  # udev cannot tell where the next token starts
-        if tok is None:
-            break
-        tokens.append(tok)
-    return _rule_of(tokens, lex_problem, n)
+        known = memo.tokens if memo is not None else {}
+        checked = []
+        for raw in found:
+            if raw[5]:
+                continue
+            entry = known.get(raw)
+            if entry is None:
+                key, attr, op, prefix, value, _ = raw
+                entry = known[raw] = _checked(UdevToken(key, attr[1:-1] if attr else None, op, value, prefix == "i"))
+            checked.append(entry)
+        rule = _rule_of(checked, None, n)
+    else:
+        tokens, pos, lex_problem = [], 0, None
+        while True:
+            try:
+                tok, pos = _lex(line, pos)
+            except RuleError as e:
+                lex_problem = str(e)
+                break  # udev cannot tell where the next token starts
+            if tok is None:
+                break
+            tokens.append(tok)
+        rule = _rule_of([_checked(t) for t in tokens], lex_problem, n)
+    if memo is not None:
+        memo.lines[line] = rule
+    return rule
 
 
-def _rule_of(lexed: list[UdevToken], lex_problem: str | None, n: int) -> UdevRule:
+def _rule_of(checked: list[tuple[UdevToken, UdevToken | None, str | None]], lex_problem: str | None,
+             n: int) -> UdevRule:
     tokens: list[UdevToken] = []
     problem = label = goto = None
-    for tok in lexed:
-        try:
-            kept = _check_token(tok)
-        except RuleError as e:
-            problem = problem or f"{tok.key}{{{tok.attr}}}{tok.op}: {e}" if tok.attr else \
-                problem or f"{tok.key}{tok.op}: {e}"
+    for tok, kept, error in checked:
+        if error is not None:
+            problem = problem or f"{tok.key}{{{tok.attr}}}{tok.op}: {error}" if tok.attr else \
+                problem or f"{tok.key}{tok.op}: {error}"
             continue  # keep reading: the valid tokens tell which devices the line was meant for
         if kept is None:
             continue
@@ -393,7 +430,8 @@ def _byte_len(text: str) -> int:
         return len(text.encode("utf-8", "surrogatepass"))
 
 
-def parse_udev_rules_file(text: str) -> ParsedRules:
+def parse_udev_rules_file(text: str, memo: ParseMemo | None = None) -> ParsedRules:
+    """The file's rules; `memo` (one per scan) lets its files share what they repeat."""
     rules: list[UdevRule] = []
     continuation: str | None = None
     too_long = False
@@ -426,7 +464,7 @@ def parse_udev_rules_file(text: str) -> ParsedRules:
             rules.append(UdevRule(n, parse_rule(continuation or "", n).tokens,
                                   f"Line is too long, ignored (a continued line of {LINE_SIZE} bytes or more)"))
         elif line:
-            rules.append(parse_rule(line, n))
+            rules.append(parse_rule(line, n, memo))
         continuation, too_long = None, False
     if continuation is not None:
         rule = parse_rule(continuation, len(physical))
