@@ -1,9 +1,10 @@
 """The udev engine's shortcuts (lines left out by the plans, indexes, memos; facts/udev_plan.py)
 against udev's own loop over every line (`evaluate(..., every_line=True)`): the same outcome,
-and the same programs run in the same order, on random rule sets mixing every kind of token
-the shortcuts look at (ACTION/SUBSYSTEM/KERNEL/ENV/ATTR globs, `|` alternatives, case folding,
-trailing blanks, side-effect tokens before them, GOTO/LABEL, dropped lines) and on Debian 12's
-rules, for network, bdi, block and module devices."""
+the same programs run and the same sysfs attributes read, in the same order, on random
+rule sets mixing every kind of token the shortcuts look at (ACTION/SUBSYSTEM/KERNEL/ENV/ATTR
+globs, `|` alternatives, case folding, trailing blanks, side-effect tokens before them,
+GOTO/LABEL, dropped lines) and on Debian 12's rules, for network, bdi, block and module
+devices."""
 
 from __future__ import annotations
 
@@ -68,32 +69,36 @@ def _files(texts: dict[str, str]) -> list[RulesFile]:
     return out
 
 
-def _attrs(values: dict[str, str]):
-    return values.get
-
-
 def _devices(calls: list[str]) -> list[udev.UdevDevice]:
+    """The devices, their programs run and their attributes read logged in `calls`."""
+    def _attrs(values: dict[str, str], device: str):
+        def read(name: str) -> str | None:  # a device's reader keeps what it read: a second read is none
+            if f"{device} read {name}" not in calls:
+                calls.append(f"{device} read {name}")
+            return values.get(name)
+        return read
+
     def program(cmd: str):
         calls.append(cmd)
         return (True, "128\n") if "nfsrahead" in cmd else None
 
-    pci = udev.Level("0000:00:02.0", "pci", "mlx5_core", _attrs({"vendor": "0x15b3"}),
+    pci = udev.Level("0000:00:02.0", "pci", "mlx5_core", _attrs({"vendor": "0x15b3"}, "pci"),
                      "/devices/pci0000:00/0000:00:02.0")
     devices = []
-    for name, address, mtu in (("eth0", "00:0d:3a:01:02:03", "1500"), ("enP30832s1", "00:0D:3A:01:02:03  ", "9000"),
-                               ("eth1", "aa:bb", ""), ("lo", None, "65536")):
-        attrs = _attrs({k: v for k, v in (("address", address), ("mtu", mtu)) if v is not None})
+    for name, address, mtu in (("eth0", "00:0d:3a:01:02:03", "1500"), ("enP30832s1", "00:0d:3a:01:02:03 \t", "9000"),
+                               ("eth1", "00:0D:3A:01:02:03", ""), ("eth2", "aa:bb", "15"), ("lo", None, "65536")):
+        attrs = _attrs({k: v for k, v in (("address", address), ("mtu", mtu)) if v is not None}, name)
         me = udev.Level(name, "net", None, attrs, f"/devices/pci0000:00/0000:00:02.0/net/{name}")
         values = {"KERNEL": name, "NAME": name, "SUBSYSTEM": "net", "DRIVER": None, "DEVPATH": me.devpath,
                   "ENV{INTERFACE}": name, "ENV{IFINDEX}": "2", "ENV{ID_NET_DRIVER}": "mlx5_core"}
         devices.append(udev.UdevDevice(values, attrs, (me, pci), program=program))
     for bdi in ("0:52", "0:53", "0:60"):
         devices.append(udev.UdevDevice({"KERNEL": bdi, "SUBSYSTEM": "bdi", "DEVPATH": f"/devices/virtual/bdi/{bdi}"},
-                                       _attrs({"read_ahead_kb": "128"}), program=program))
+                                       _attrs({"read_ahead_kb": "128"}, bdi), program=program))
     devices.append(udev.UdevDevice({"SUBSYSTEM": "module", "KERNEL": "nfs"}))
     devices.append(udev.UdevDevice({"KERNEL": "sda", "SUBSYSTEM": "block", "DEVPATH": "/devices/x/block/sda",
                                     "ENV{MAJOR}": "8", "ENV{MINOR}": "0", "ENV{DEVTYPE}": "disk"},
-                                   _attrs({"size": "100"}), has_devnode=True, program=program))
+                                   _attrs({"size": "100"}, "sda"), has_devnode=True, program=program))
     devices.append(udev.UdevDevice({"KERNEL": "eth0", "SUBSYSTEM": "net"}, unknown_matches=True))
     devices.append(udev.UdevDevice({"KERNEL": "eth0", "SUBSYSTEM": "net"}, action="change"))
     return devices

@@ -57,7 +57,7 @@ from .._lazyre import lazy
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
 from .udev_match import substitute_format
-from .udev_plan import Rule, Token, rule_set
+from .udev_plan import Rule, Token, resolved, rule_set
 from .udev_records import Ignored, Level, UdevDevice, UdevOutcome
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
@@ -184,11 +184,10 @@ def _match_token(ev: _Event, tok: Token) -> bool:
 
 
 def _matches(ev: _Event, rule: Rule) -> bool:
-    parents = rule.parents
     ev.parent = None
-    for tok in rule.matches:
+    for tok in rule.matches:  # the parent group stands once in `matches`, at its first token
         if tok.parent:
-            if tok is parents[0] and not _match_parents(ev, parents):
+            if not _match_parents(ev, rule.parents):
                 return False
         elif not _match_token(ev, tok):
             return False
@@ -295,19 +294,21 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
         env = frozenset(ev.props) | rules.env_assigned  # names that may ever have a value
         work = rules.active(dev.action, values.get("SUBSYSTEM"), env)
     else:
-        work = tuple(zip(rules.files, rules.plans, ((),) * len(files), ({},) * len(files)))
-    for f, plan, free, named in work:
+        work = tuple((f, plan, None) for f, plan in zip(rules.files, rules.plans))
+    for f, plan, kept in work:
         if is_net and ev.name is None and rules.past_link[id(f)]:
             ev.name = values.get("NAME")  # what 80-net-setup-link.rules assigned
         gotos = plan.gotos
-        if filtered:
-            only = named.get(kernel or "")
-            order = free if only is None else sorted(free + only)
-        else:
-            order = range(len(plan.parsed))
+        order: Sequence[int] = range(len(plan.parsed)) if kept is None else kept.order(kernel)
+        pending = {} if kept is None else kept.pending
         pos, end = 0, len(order)
         while pos < end:
             i = order[pos]
+            if pending and i in pending:  # the first line of an ATTR index udev reaches: it reads the attribute
+                index = pending[i]
+                order, pending = resolved(order, pending, index, ev.attr_of(None, index.source or ""))
+                pos, end = _first_at(order, i), len(order)
+                continue
             rule = plan.rule(i)
             pos += 1
             if filtered and rule.note is None and rule.kernel and not all(test(kernel) for test in rule.kernel):

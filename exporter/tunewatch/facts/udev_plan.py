@@ -12,9 +12,20 @@ not every line.
   the engine tests before it has no side effect (CONST, ATTR, PROGRAM, TEST... may note an
   assumption or run a program), so skipping the line changes nothing: the outcome is
   exactly that of testing every token. The lines that pass ACTION and SUBSYSTEM are listed
-  once per (action, subsystem) and file; KERNEL is then tested per device on that list.
+  once per (action, subsystem) and file, lines with the same pre-filter in one group (a
+  filter is tested once per group); KERNEL is then tested per device on that list.
+- Indexes (Kept, Index): a line's KERNEL token, or its first ATTR token when only ACTION
+  and SUBSYSTEM come before it, lists it under the words (`==`, plain) and literal
+  prefixes (globs: the text before the first wildcard) its value must equal or start
+  with, so a device visits the lines its name or attribute picks (1,000 `ATTR{address}==
+  "00:0d:3a:01:*"` lines: the one or two of its address). An ATTR index is consulted when
+  the loop reaches its first line, where udev reads that attribute: no attribute is read
+  that udev would not read.
+- Repeated tokens (shared objects, parsers.udev_rules.ParseMemo) are classified and
+  compiled once per RuleSet (CompileMemo).
   A device whose matches are partly unknown (`UdevDevice.unknown_matches`) is tested on
-  every line.
+  every line, as is every device with `evaluate(every_line=True)`, the reference
+  tests/test_udev_perf_differential.py holds all of this to.
 
 RulesFile keeps its plan; read_rules() keeps the RulesFile objects in FS.derived, so a plan
 lives as long as its scan.
@@ -27,13 +38,17 @@ from .udev_match import compile_match
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
-    from typing import Callable, Literal
+    from collections.abc import Sequence
+    from typing import Callable
 
     from .udev_files import RulesFile
 
     _Test = Callable[[str | None], bool]  # a token's compiled test (udev_match.compile_match)
     # a line's pre-filter: (static tests, ENV tests, KERNEL words), see Plan._line_filters
-    _Filters = tuple[list[tuple[str, _Test]], list[tuple[str, _Test]], "tuple[str, ...] | None"]
+    # a line's index token: (source: None for KERNEL or an ATTR name, words, ((length, prefixes), ...))
+    _Index = tuple[str | None, tuple[str, ...], tuple[tuple[int, tuple[str, ...]], ...]]
+    # a line's pre-filter: (static tests, ENV tests, index), see _line_filters()
+    _Filters = tuple[tuple[tuple[str, _Test], ...], tuple[tuple[str, _Test], ...], "_Index | None"]
 
 PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
 # sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
@@ -70,19 +85,28 @@ _LIST_KEYS = ("TAG", "TAGS", "SYMLINK")
 
 
 class Rule:
-    """One line as the engine applies it: `matches` in the order udev tests them,
-    `parents` (tested together at one device level), `assigns` (UdevTokens) in the order
-    udev applies them, `kernel` the KERNEL tests, `note` for a GOTO without its LABEL."""
+    """One line as the engine applies it: `matches` in the order udev tests them, the
+    parent group (`parents`, tested together at one device level) once, where its first
+    token is; `assigns` (UdevTokens) in the order udev applies them, `kernel` the KERNEL
+    tests, `note` for a GOTO without its LABEL."""
     __slots__ = ("source", "line", "problem", "goto", "matches", "parents", "assigns", "kernel", "note")
 
-    def __init__(self, rule: UdevRule, note: str | None):
+    def __init__(self, rule: UdevRule, note: str | None, compiled: dict[int, tuple[UdevToken, Token]]):
         self.source = rule  # the parsed line: the tokens as written (what a dropped line would do)
         self.line, self.problem, self.goto, self.note = rule.line, rule.problem, rule.goto, note
         tokens = sorted(rule.tokens, key=sort_key)
-        self.matches = tuple(Token(t) for t in tokens if t.op in MATCH_OPS)
-        self.parents = tuple(t for t in self.matches if t.parent)
+        matches = []
+        for t in tokens:
+            if t.op in MATCH_OPS:
+                found = compiled.get(id(t))
+                if found is None:  # the token object pinned with its compiled form: its id stays its own
+                    found = compiled[id(t)] = (t, Token(t))
+                matches.append(found[1])
+        self.parents = tuple(t for t in matches if t.parent)
+        first = self.parents[0] if self.parents else None
+        self.matches = tuple(t for t in matches if not t.parent or t is first)
         self.assigns = tuple(t for t in tokens if t.op not in MATCH_OPS)
-        self.kernel = tuple(t.test for t in self.matches if t.key == "KERNEL")
+        self.kernel = tuple(t.test for t in matches if t.key == "KERNEL")
 
 
 def _goto_targets(rules: tuple[UdevRule, ...]) -> dict[int, int]:
@@ -101,22 +125,107 @@ def _goto_targets(rules: tuple[UdevRule, ...]) -> dict[int, int]:
     return out
 
 
-def _kernel_literals(tok: UdevToken) -> tuple[str, ...] | None:
-    """The names a KERNEL=="a|b" token takes when it is plain words (no glob, no case
-    folding, no empty alternative), else None."""
+_PURE_KEYS = ("ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "TAG", "SUBSYSTEM", "DRIVER")
+_LITERAL_END = "*?[\\"  # where a glob alternative stops being literal text
+
+
+def _plain_attr(tok: UdevToken) -> bool:
+    """An ATTR{name} the engine reads as written: no substitution, no other device."""
+    name = tok.attr or ""
+    return "$" not in name and "%" not in name and not name.startswith("[")
+
+
+def _index_words(tok: UdevToken) -> tuple[tuple[str, ...], tuple[tuple[int, tuple[str, ...]], ...]] | None:
+    """What an `==` KERNEL or ATTR token needs of the value, for an index: (words the value
+    must equal, ((length, prefixes the value must start with), ...)), one per `|`
+    alternative; None when some alternative is not of those kinds (empty, `?*`, case
+    folded, a glob starting with a wildcard), or an ATTR value keeps its trailing blanks."""
     value = tok.value
-    if tok.op != "==" or tok.nocase or value in ("", "?*") or any(c in value for c in _GLOB_CHARS):
+    if tok.op != "==" or tok.nocase or value in ("", "?*") or (tok.key == "ATTR" and value[-1].isspace()):
         return None
-    words = value.split("|")
-    return None if "" in words else tuple(words)
+    alternatives = value.split("|")
+    if "" in alternatives:
+        return None
+    if not any(c in value for c in "*?["):  # plain: compared as written (compile_match)
+        return tuple(dict.fromkeys(alternatives)), ()
+    words: list[str] = []
+    prefixes: dict[int, list[str]] = {}
+    for a in alternatives:
+        cut = min((k for k in (a.find(c) for c in _LITERAL_END) if k >= 0), default=-1)
+        if cut < 0:
+            words.append(a)
+        elif cut == 0:
+            return None
+        else:
+            prefixes.setdefault(cut, []).append(a[:cut])
+    return tuple(dict.fromkeys(words)), tuple((n, tuple(dict.fromkeys(p))) for n, p in prefixes.items())
+
+
+def _role(t: UdevToken) -> tuple:
+    """What a match token is to the pre-filter: (sort key, kind, side-effect free, detail):
+    kind "static" (ACTION, SUBSYSTEM: detail its test), "env" (detail (name, test)), "index"
+    (KERNEL, plain ATTR: detail the index, or None), "" (none of those)."""
+    key = t.key
+    pure = key in _PURE_KEYS or (key == "ATTR" and _plain_attr(t))
+    if key in ("ACTION", "SUBSYSTEM"):
+        return sort_key(t), "static", pure, (key, compile_match(t.value, t.op, t.nocase, key == "SUBSYSTEM"))
+    if key == "ENV":
+        return sort_key(t), "env", pure, (t.attr or "", compile_match(t.value, t.op, t.nocase, False))
+    if key == "KERNEL" or (key == "ATTR" and pure):
+        words = _index_words(t)
+        return sort_key(t), "index", pure, None if words is None else (None if key == "KERNEL" else t.attr, *words)
+    return sort_key(t), "", pure, None
+
+
+def _line_filters(r: UdevRule, roles: dict[int, tuple]) -> _Filters:
+    """(static tests, ENV tests, index) of a line. A token is used only when every token
+    the engine tests before it (in sort_tokens() order) has no side effect; the index is
+    the first such KERNEL token that _index_words() takes, else the line's first ATTR token
+    when only ACTION and SUBSYSTEM tokens come before it (then a device whose ACTION and
+    SUBSYSTEM pass reads that attribute at whichever line of the index udev reaches first,
+    and the engine reads it then: Kept): (source, words, ((length, prefixes), ...)), source
+    None for KERNEL, else the ATTR name. `roles`: each token's _role(), by id (the token
+    pinned with it)."""
+    mine = []
+    for t in r.tokens:
+        if t.op in MATCH_OPS:
+            found = roles.get(id(t))
+            if found is None:
+                found = roles[id(t)] = (*_role(t), t)
+            mine.append(found)
+    if len(mine) > 1:
+        mine.sort(key=_first)  # stable, as sort_tokens()
+    static: list[tuple[str, _Test]] = []
+    env: list[tuple[str, _Test]] = []
+    kernel_index = attr_index = None
+    pure = only_static = True
+    for _, kind, token_pure, detail, t in mine:
+        if kind == "static":
+            if t.key == "ACTION" or pure:
+                static.append(detail)
+        elif kind == "env":
+            env.append(detail)
+        elif kind == "index" and detail is not None:
+            if t.key == "KERNEL":
+                kernel_index = kernel_index or detail
+            elif only_static:
+                attr_index = detail
+        pure = pure and token_pure  # CONST, PROGRAM...: what follows is tested only after a side effect
+        only_static = only_static and kind == "static" and pure
+    return tuple(static), tuple(env), kernel_index or attr_index
+
+
+def _first(item: tuple) -> int:
+    return item[0]
 
 
 class Plan:
-    """A rules file compiled: GOTO targets, the ENV names its lines assign, each line's
-    pre-filter tokens, and each line compiled (`rule(i)`) when a device first reaches it."""
-    __slots__ = ("parsed", "source", "gotos", "notes", "env_assigned", "_filters", "_rules", "_kept")
+    """A rules file compiled: GOTO targets, the ENV names its lines assign, its lines grouped
+    by pre-filter (_line_filters()), and each line compiled (`rule(i)`) when a device first
+    reaches it."""
+    __slots__ = ("parsed", "source", "gotos", "notes", "env_assigned", "_groups", "_rules", "_kept", "_compiled")
 
-    def __init__(self, f: RulesFile):
+    def __init__(self, f: RulesFile, memo: CompileMemo):
         rules = self.parsed = f.rules
         self.source = f.source
         self.gotos = _goto_targets(rules)
@@ -125,72 +234,147 @@ class Plan:
                       if r.problem is None and r.goto is not None and i not in self.gotos}
         self.env_assigned = frozenset(t.attr or "" for r in rules for t in r.tokens
                                       if t.key == "ENV" and t.op not in MATCH_OPS)
-        self._filters = [self._line_filters(i, r) for i, r in enumerate(rules)]
+        # lines with the same pre-filter are kept or left out together: each filter is
+        # tested once per (action, subsystem, ENV names), not once per line
+        groups: dict[_Filters, list[int]] = {}
+        seen: dict[int, _Filters] = {}  # a line repeated in the file has the same tokens tuple (ParseMemo)
+        for i, r in enumerate(rules):
+            if i in self.notes or (not r.tokens and r.goto is None):
+                continue  # a GOTO note: kept for every device (kept()); a LABEL alone does nothing
+            filters = seen.get(id(r.tokens))
+            if filters is None:
+                filters = seen[id(r.tokens)] = _line_filters(r, memo.roles)
+            groups.setdefault(filters, []).append(i)
+        self._groups = groups
         self._rules: list[Rule | None] = [None] * len(rules)
-        self._kept: dict[tuple, tuple[tuple[int, ...], dict[str, tuple[int, ...]]]] = {}
-
-    def _line_filters(self, i: int, r: UdevRule) -> _Filters | Literal[False] | None:
-        """(static tests, ENV tests, KERNEL words) of a line, or None: keep it for every
-        device (a GOTO note to give). False: a line that does nothing (LABEL alone)."""
-        if i in self.notes:
-            return None
-        if not r.tokens and r.goto is None:
-            return False
-        const = any(t.key == "CONST" and t.op in MATCH_OPS for t in r.tokens)
-        static: list[tuple[str, _Test]] = []
-        env: list[tuple[str, _Test]] = []
-        words = None
-        for t in r.tokens:
-            if t.op not in MATCH_OPS:
-                continue
-            if t.key == "ACTION" or (t.key == "SUBSYSTEM" and not const):
-                static.append((t.key, compile_match(t.value, t.op, t.nocase, t.key == "SUBSYSTEM")))
-            elif t.key == "ENV":
-                env.append((t.attr or "", compile_match(t.value, t.op, t.nocase, False)))
-            elif t.key == "KERNEL" and words is None:
-                words = _kernel_literals(t)
-        return static, env, words
+        self._kept: dict[tuple, Kept] = {}
+        self._compiled = memo.tokens
 
     def rule(self, i: int) -> Rule:
         rule = self._rules[i]
         if rule is None:
-            rule = self._rules[i] = Rule(self.parsed[i], self.notes.get(i))
+            rule = self._rules[i] = Rule(self.parsed[i], self.notes.get(i), self._compiled)
         return rule
 
-    def kept(self, action: str, subsystem: str | None,
-             env: frozenset[str]) -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]]:
+    def kept(self, action: str, subsystem: str | None, env: frozenset[str]) -> Kept:
         """The lines a device may match, made once per (action, subsystem, ENV names it can
-        have): (lines for any KERNEL, {kernel name: lines only for that name}). A line is
-        left out when its ACTION or SUBSYSTEM token fails, or an ENV token fails on a name
-        that neither the device nor any rule gives a value (`env`), or it does nothing."""
+        have). A line is left out when its ACTION or SUBSYSTEM token fails, or an ENV token
+        fails on a name that neither the device nor any rule gives a value (`env`), or it
+        does nothing; a line with an index token is listed under its words and prefixes."""
         key = (action, subsystem, env)
         found = self._kept.get(key)
         if found is None:
             values = {"ACTION": action, "SUBSYSTEM": subsystem}
-            free: list[int] = []
-            named: dict[str, list[int]] = {}
-            for i, filters in enumerate(self._filters):
-                if filters is False:
+            free: list[int] = list(self.notes)
+            indexes: dict[str | None, tuple[dict[str, list[int]], dict[int, dict[str, list[int]]], list[int]]] = {}
+            for (static, envs, index), lines in self._groups.items():
+                if not all(test(values[k]) for k, test in static) or \
+                        not all(name in env or test(None) for name, test in envs):
                     continue
-                if filters is not None:
-                    static, envs, words = filters
-                    if not all(test(values[k]) for k, test in static) or \
-                            not all(name in env or test(None) for name, test in envs):
-                        continue
-                    if words is not None:
-                        for w in dict.fromkeys(words):
-                            named.setdefault(w, []).append(i)
-                        continue
-                free.append(i)
-            found = self._kept[key] = (tuple(free), {w: tuple(v) for w, v in named.items()})
+                if index is None:
+                    free.extend(lines)
+                    continue
+                source, words, prefixes = index
+                exact, starts, every = indexes.setdefault(source, ({}, {}, []))
+                every.extend(lines)
+                for w in words:
+                    exact.setdefault(w, []).extend(lines)
+                for n, heads in prefixes:
+                    table = starts.setdefault(n, {})
+                    for head in heads:
+                        table.setdefault(head, []).extend(lines)
+            found = self._kept[key] = Kept(free, indexes)
         return found
 
 
-def plan_of(f: RulesFile) -> Plan:
+class Index:
+    """The lines of a file kept for a device kind whose index token reads one value
+    (`source`: None for KERNEL, else an ATTR name): {word: lines}, {length: {prefix:
+    lines}}, and all of them (`lines`)."""
+    __slots__ = ("source", "exact", "starts", "lines")
+
+    def __init__(self, source: str | None, exact: dict[str, list[int]], starts: dict[int, dict[str, list[int]]],
+                 lines: list[int]):
+        self.source = source
+        self.exact = {w: sorted(v) for w, v in exact.items()}
+        self.starts = {n: {h: sorted(v) for h, v in table.items()} for n, table in starts.items()}
+        self.lines = frozenset(lines)
+
+    def picks(self, value: str) -> list[list[int]]:
+        """The lists of lines whose token the value may match."""
+        picked = []
+        lines = self.exact.get(value)
+        if lines:
+            picked.append(lines)
+        for n, table in self.starts.items():
+            lines = table.get(value[:n])
+            if lines:
+                picked.append(lines)
+        return picked
+
+
+class Kept:
+    """Plan.kept() of one file: `free` (lines for any device), `kernel` (the Index of
+    KERNEL tokens or None), `attrs` (Index per ATTR name), `pending` (each ATTR-indexed line
+    -> its Index), `with_pending` (free and ATTR-indexed lines, in file order).
+
+    The KERNEL index is used at once (the device's name is known). An ATTR index is used
+    only when the line loop reaches one of its lines (`pending`): that is when udev reads
+    the attribute (the line's ACTION and SUBSYSTEM passed, nothing else comes before the
+    ATTR token), so no attribute is read that udev would not read."""
+    __slots__ = ("free", "kernel", "attrs", "pending", "with_pending")
+
+    def __init__(self, free: list[int], indexes: dict):
+        self.free = tuple(sorted(free))
+        found = [Index(source, *parts) for source, parts in indexes.items()]
+        self.kernel = next((x for x in found if x.source is None), None)
+        self.attrs = tuple(x for x in found if x.source is not None)
+        self.pending = {i: x for x in self.attrs for i in x.lines}
+        self.with_pending = tuple(sorted(self.free + tuple(self.pending))) if self.pending else self.free
+
+    def __bool__(self) -> bool:
+        return bool(self.free or self.kernel or self.attrs)
+
+    def order(self, kernel: str | None) -> Sequence[int]:
+        """The lines for a device of that KERNEL name, ATTR-indexed lines still pending."""
+        picked = self.kernel.picks(kernel or "") if self.kernel is not None else []
+        if not picked:
+            return self.with_pending
+        if len(picked) == 1:  # within one table a line is listed once
+            return sorted(self.with_pending + tuple(picked[0]))
+        return sorted(set(self.with_pending).union(*picked))  # a line may be under several words or prefixes
+
+
+def resolved(order: Sequence[int], pending: dict[int, Index], index: Index,
+             value: str | None) -> tuple[Sequence[int], dict[int, Index]]:
+    """(order, pending) once the device's value of `index`'s attribute is read (None: no
+    value, its tokens all fail): its lines stay only where the value picks them. The value
+    loses its trailing blanks as the engine's _match_attr() removes them (an index holds
+    no pattern that ends in one)."""
+    keep: set[int] = set()
+    if value is not None:
+        for lines in index.picks(value.rstrip(" \t\n\r\v\f")):
+            keep.update(lines)
+    drop = index.lines
+    return [i for i in order if i not in drop or i in keep], {i: x for i, x in pending.items() if x is not index}
+
+
+class CompileMemo:
+    """What the files of a RuleSet share (the tokens a scan's files repeat are shared
+    objects, parsers.udev_rules.ParseMemo): each match token's _role() and its compiled
+    Token, by id, each with the token itself, so that its id stays its own."""
+    __slots__ = ("roles", "tokens")
+
+    def __init__(self) -> None:
+        self.roles: dict[int, tuple] = {}
+        self.tokens: dict[int, tuple[UdevToken, Token]] = {}
+
+
+def plan_of(f: RulesFile, memo: CompileMemo) -> Plan:
     """The file's plan, compiled at its first evaluation and kept with it."""
     plan = f.plan
     if not isinstance(plan, Plan) or plan.parsed is not f.rules:  # None, or replace() copied the slot: recompile
-        plan = f.plan = Plan(f)
+        plan = f.plan = Plan(f, memo)
     return plan
 
 
@@ -202,7 +386,8 @@ class RuleSet:
 
     def __init__(self, files: list[RulesFile]):
         self.files = tuple(files)  # held: the ids that find this set stay theirs
-        self.plans = tuple(plan_of(f) for f in files)
+        memo = CompileMemo()
+        self.plans = tuple(plan_of(f, memo) for f in files)
         # per file: is it, or a file before it, named after 80-net-setup-link.rules (which
         # names a network interface): from there on a net device has its NAME
         past, self.past_link = False, {}
@@ -213,15 +398,15 @@ class RuleSet:
         self._active: dict[tuple, tuple] = {}
 
     def active(self, action: str, subsystem: str | None, env: frozenset[str]) -> tuple:
-        """(file, plan, lines for any KERNEL, {kernel: lines}) of each file with a line kept
+        """(file, plan, Plan.kept()) of each file with a line kept
         (a file left out could apply nothing: its place in the order matters only to NAME,
         which `past_link` keeps)."""
         key = (action, subsystem, env)
         found = self._active.get(key)
         if found is None:
             found = self._active[key] = tuple(
-                (f, plan, free, named) for f, plan in zip(self.files, self.plans)
-                for free, named in (plan.kept(action, subsystem, env),) if free or named)
+                (f, plan, kept) for f, plan in zip(self.files, self.plans)
+                for kept in (plan.kept(action, subsystem, env),) if kept)
         return found
 
 
