@@ -56,13 +56,17 @@ from __future__ import annotations
 from .._lazyre import lazy
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
+from .udev_index import resolved
 from .udev_match import substitute_format
-from .udev_plan import Rule, Token, resolved, rule_set
+from .udev_plan import Rule, Token, rule_set
 from .udev_records import Ignored, Level, UdevDevice, UdevOutcome
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from .udev_index import Kept
+    from .udev_plan import Plan
 
 __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
            "rules_files", "substitute"]
@@ -290,11 +294,12 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
     kernel = values.get("KERNEL")
     filtered = not (dev.unknown_matches or every_line)  # unknown matches: every line is tested
     rules = rule_set(files)
+    work: Sequence[tuple[RulesFile, Plan, Kept | None]]
     if filtered:
         env = frozenset(ev.props) | rules.env_assigned  # names that may ever have a value
-        work = rules.active(dev.action, values.get("SUBSYSTEM"), env)
+        work = rules.active(dev.action, values.get("SUBSYSTEM"), env).visit(kernel)
     else:
-        work = tuple((f, plan, None) for f, plan in zip(rules.files, rules.plans))
+        work = [(f, plan, None) for f, plan in zip(rules.files, rules.plans)]
     for f, plan, kept in work:
         if is_net and ev.name is None and rules.past_link[id(f)]:
             ev.name = values.get("NAME")  # what 80-net-setup-link.rules assigned

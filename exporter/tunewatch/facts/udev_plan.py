@@ -34,11 +34,11 @@ lives as long as its scan.
 from __future__ import annotations
 
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
+from .udev_index import Active, Kept
 from .udev_match import compile_match
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from typing import Callable
 
     from .udev_files import RulesFile
@@ -47,8 +47,9 @@ if TYPE_CHECKING:
     # a line's pre-filter: (static tests, ENV tests, KERNEL words), see Plan._line_filters
     # a line's index token: (source: None for KERNEL or an ATTR name, words, ((length, prefixes), ...))
     _Index = tuple[str | None, tuple[str, ...], tuple[tuple[int, tuple[str, ...]], ...]]
-    # a line's pre-filter: (static tests, ENV tests, index), see _line_filters()
-    _Filters = tuple[tuple[tuple[str, _Test], ...], tuple[tuple[str, _Test], ...], "_Index | None"]
+    # a line's pre-filter: (static tests, ENV tests, index, KERNEL tests, decided), see _line_filters()
+    _Filters = tuple[tuple[tuple[str, _Test], ...], tuple[tuple[str, _Test], ...], "_Index | None",
+                     tuple[_Test, ...], bool]
 
 PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
 # sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
@@ -61,10 +62,14 @@ _GLOB_CHARS = "*?["
 NET_SETUP_LINK = "80-net-setup-link.rules"
 
 
+_MATCH_RANK = {key: n for n, key in enumerate(_MATCH_ORDER)}
+_ASSIGN_RANK = {key: 100 + n * 2 for n, key in enumerate(_ASSIGN_ORDER)}
+
+
 def sort_key(tok: UdevToken) -> int:
     if tok.op in MATCH_OPS:
-        return _MATCH_ORDER.index(tok.key) if tok.key in _MATCH_ORDER else len(_MATCH_ORDER)
-    base = 100 + (_ASSIGN_ORDER.index(tok.key) if tok.key in _ASSIGN_ORDER else 50) * 2
+        return _MATCH_RANK.get(tok.key, len(_MATCH_ORDER))
+    base = _ASSIGN_RANK.get(tok.key, 200)
     return base + (1 if tok.key == "RUN" and tok.attr != "builtin" else 0)  # RUN{builtin} before programs
 
 
@@ -146,7 +151,7 @@ def _index_words(tok: UdevToken) -> tuple[tuple[str, ...], tuple[tuple[int, tupl
     alternatives = value.split("|")
     if "" in alternatives:
         return None
-    if not any(c in value for c in "*?["):  # plain: compared as written (compile_match)
+    if not any(c in value for c in _GLOB_CHARS):  # plain: compared as written (compile_match)
         return tuple(dict.fromkeys(alternatives)), ()
     words: list[str] = []
     prefixes: dict[int, list[str]] = {}
@@ -162,57 +167,67 @@ def _index_words(tok: UdevToken) -> tuple[tuple[str, ...], tuple[tuple[int, tupl
 
 
 def _role(t: UdevToken) -> tuple:
-    """What a match token is to the pre-filter: (sort key, kind, side-effect free, detail):
-    kind "static" (ACTION, SUBSYSTEM: detail its test), "env" (detail (name, test)), "index"
-    (KERNEL, plain ATTR: detail the index, or None), "" (none of those)."""
+    """What a match token is to the pre-filter: (sort key, kind, side-effect free, detail,
+    the token): kind "static" (ACTION, SUBSYSTEM: detail (key, test)), "env" (detail
+    (name, test)), "kernel" (detail (index or None, test)), "attr" (a plain ATTR: detail
+    its index or None), "" (none of those)."""
     key = t.key
     pure = key in _PURE_KEYS or (key == "ATTR" and _plain_attr(t))
     if key in ("ACTION", "SUBSYSTEM"):
-        return sort_key(t), "static", pure, (key, compile_match(t.value, t.op, t.nocase, key == "SUBSYSTEM"))
+        return sort_key(t), "static", pure, (key, compile_match(t.value, t.op, t.nocase, key == "SUBSYSTEM")), t
     if key == "ENV":
-        return sort_key(t), "env", pure, (t.attr or "", compile_match(t.value, t.op, t.nocase, False))
-    if key == "KERNEL" or (key == "ATTR" and pure):
+        return sort_key(t), "env", pure, (t.attr or "", compile_match(t.value, t.op, t.nocase, False)), t
+    if key == "KERNEL":
         words = _index_words(t)
-        return sort_key(t), "index", pure, None if words is None else (None if key == "KERNEL" else t.attr, *words)
-    return sort_key(t), "", pure, None
+        return sort_key(t), "kernel", pure, (None if words is None else (None, *words),
+                                             compile_match(t.value, t.op, t.nocase, False)), t
+    if key == "ATTR" and pure:
+        words = _index_words(t)
+        return sort_key(t), "attr", pure, None if words is None else (t.attr, *words), t
+    return sort_key(t), "", pure, None, t
 
 
 def _line_filters(r: UdevRule, roles: dict[int, tuple]) -> _Filters:
-    """(static tests, ENV tests, index) of a line. A token is used only when every token
-    the engine tests before it (in sort_tokens() order) has no side effect; the index is
-    the first such KERNEL token that _index_words() takes, else the line's first ATTR token
-    when only ACTION and SUBSYSTEM tokens come before it (then a device whose ACTION and
-    SUBSYSTEM pass reads that attribute at whichever line of the index udev reaches first,
-    and the engine reads it then: Kept): (source, words, ((length, prefixes), ...)), source
-    None for KERNEL, else the ATTR name. `roles`: each token's _role(), by id (the token
-    pinned with it)."""
+    """(static tests, ENV tests, index, KERNEL tests, decided) of a line. A token is used
+    only when every token the engine tests before it (in sort_tokens() order) has no side
+    effect; the index is the first such KERNEL token that _index_words() takes, else the
+    line's first ATTR token when only ACTION and SUBSYSTEM tokens come before it (then a
+    device whose ACTION and SUBSYSTEM pass reads that attribute at whichever line of the
+    index udev reaches first, and the engine reads it then: Kept): (source, words,
+    ((length, prefixes), ...)), source None for KERNEL, else the ATTR name. `decided`: the
+    line only tests (no assignment) and all its tests are static or ENV ones, which kept()
+    may decide for a kind of device (a GOTO it certainly takes). `roles`: each token's
+    _role(), by id (the token pinned with it)."""
     mine = []
     for t in r.tokens:
         if t.op in MATCH_OPS:
             found = roles.get(id(t))
             if found is None:
-                found = roles[id(t)] = (*_role(t), t)
+                found = roles[id(t)] = _role(t)
             mine.append(found)
     if len(mine) > 1:
         mine.sort(key=_first)  # stable, as sort_tokens()
     static: list[tuple[str, _Test]] = []
     env: list[tuple[str, _Test]] = []
-    kernel_index = attr_index = None
-    pure = only_static = True
+    kernel: list[_Test] = []
+    index = None
+    pure = only_static = decided = True
     for _, kind, token_pure, detail, t in mine:
         if kind == "static":
-            if t.key == "ACTION" or pure:
+            if pure or t.key == "ACTION":
                 static.append(detail)
         elif kind == "env":
             env.append(detail)
-        elif kind == "index" and detail is not None:
-            if t.key == "KERNEL":
-                kernel_index = kernel_index or detail
-            elif only_static:
-                attr_index = detail
+        else:
+            decided = False
+            if kind == "kernel":
+                kernel.append(detail[1])
+                index = index or detail[0]  # the first indexable KERNEL token
+            elif kind == "attr" and only_static and index is None:
+                index = detail
         pure = pure and token_pure  # CONST, PROGRAM...: what follows is tested only after a side effect
         only_static = only_static and kind == "static" and pure
-    return tuple(static), tuple(env), kernel_index or attr_index
+    return tuple(static), tuple(env), index, tuple(kernel), decided and len(mine) == len(r.tokens)
 
 
 def _first(item: tuple) -> int:
@@ -234,9 +249,10 @@ class Plan:
                       if r.problem is None and r.goto is not None and i not in self.gotos}
         self.env_assigned = frozenset(t.attr or "" for r in rules for t in r.tokens
                                       if t.key == "ENV" and t.op not in MATCH_OPS)
-        # lines with the same pre-filter are kept or left out together: each filter is
-        # tested once per (action, subsystem, ENV names), not once per line
-        groups: dict[_Filters, list[int]] = {}
+        # lines with the same static and ENV tests are kept or left out together: each
+        # test is made once per (action, subsystem, ENV names), not once per line; within
+        # a group, lines by index and KERNEL tests
+        groups: dict[tuple, dict[tuple, list[int]]] = {}
         seen: dict[int, _Filters] = {}  # a line repeated in the file has the same tokens tuple (ParseMemo)
         for i, r in enumerate(rules):
             if i in self.notes or (not r.tokens and r.goto is None):
@@ -244,7 +260,8 @@ class Plan:
             filters = seen.get(id(r.tokens))
             if filters is None:
                 filters = seen[id(r.tokens)] = _line_filters(r, memo.roles)
-            groups.setdefault(filters, []).append(i)
+            static, envs, index, tests, decided = filters
+            groups.setdefault((static, envs), {}).setdefault((index, tests, decided and i in self.gotos), []).append(i)
         self._groups = groups
         self._rules: list[Rule | None] = [None] * len(rules)
         self._kept: dict[tuple, Kept] = {}
@@ -267,96 +284,55 @@ class Plan:
             values = {"ACTION": action, "SUBSYSTEM": subsystem}
             free: list[int] = list(self.notes)
             indexes: dict[str | None, tuple[dict[str, list[int]], dict[int, dict[str, list[int]]], list[int]]] = {}
-            for (static, envs, index), lines in self._groups.items():
+            kernel_tests: dict[int, tuple[_Test, ...]] = {}
+            taken: list[int] = []  # GOTO lines every such device takes
+            for (static, envs), by_index in self._groups.items():
                 if not all(test(values[k]) for k, test in static) or \
                         not all(name in env or test(None) for name, test in envs):
                     continue
-                if index is None:
-                    free.extend(lines)
-                    continue
-                source, words, prefixes = index
-                exact, starts, every = indexes.setdefault(source, ({}, {}, []))
-                every.extend(lines)
-                for w in words:
-                    exact.setdefault(w, []).extend(lines)
-                for n, heads in prefixes:
-                    table = starts.setdefault(n, {})
-                    for head in heads:
-                        table.setdefault(head, []).extend(lines)
-            found = self._kept[key] = Kept(free, indexes)
+                certain = not any(name in env for name, _ in envs)  # the ENV tests hold whatever rules do
+                for (index, tests, jumps), lines in by_index.items():
+                    self._list(lines, index, tests, free, indexes, kernel_tests)
+                    if jumps and certain:
+                        taken.extend(lines)
+            skipped = self._skipped(taken, free, indexes) if taken else frozenset()
+            found = self._kept[key] = Kept(free, indexes, kernel_tests, skipped)
         return found
 
+    def _skipped(self, taken: list[int], free: list[int], indexes: dict) -> frozenset[int]:
+        """The lines no device of the kind can reach: from a GOTO line it certainly takes
+        (it only tests, and its tests hold) up to its LABEL, the GOTO line included (it does
+        nothing but jump: the loop goes on at the first line kept from the LABEL on, as
+        after the jump), unless another line before it jumps into that range."""
+        skipped: set[int] = set()
+        kept_lines = sorted(set(free).union(*(every for _, _, every in indexes.values())))
+        sources = [(j, self.gotos[j]) for j in kept_lines if j in self.gotos]
+        for i in sorted(taken):
+            target = self.gotos[i]
+            if any(j < i and i < t < target for j, t in sources):
+                continue
+            skipped.update(j for j in kept_lines if i <= j < target)
+        return frozenset(skipped)
 
-class Index:
-    """The lines of a file kept for a device kind whose index token reads one value
-    (`source`: None for KERNEL, else an ATTR name): {word: lines}, {length: {prefix:
-    lines}}, and all of them (`lines`)."""
-    __slots__ = ("source", "exact", "starts", "lines")
-
-    def __init__(self, source: str | None, exact: dict[str, list[int]], starts: dict[int, dict[str, list[int]]],
-                 lines: list[int]):
-        self.source = source
-        self.exact = {w: sorted(v) for w, v in exact.items()}
-        self.starts = {n: {h: sorted(v) for h, v in table.items()} for n, table in starts.items()}
-        self.lines = frozenset(lines)
-
-    def picks(self, value: str) -> list[list[int]]:
-        """The lists of lines whose token the value may match."""
-        picked = []
-        lines = self.exact.get(value)
-        if lines:
-            picked.append(lines)
-        for n, table in self.starts.items():
-            lines = table.get(value[:n])
-            if lines:
-                picked.append(lines)
-        return picked
-
-
-class Kept:
-    """Plan.kept() of one file: `free` (lines for any device), `kernel` (the Index of
-    KERNEL tokens or None), `attrs` (Index per ATTR name), `pending` (each ATTR-indexed line
-    -> its Index), `with_pending` (free and ATTR-indexed lines, in file order).
-
-    The KERNEL index is used at once (the device's name is known). An ATTR index is used
-    only when the line loop reaches one of its lines (`pending`): that is when udev reads
-    the attribute (the line's ACTION and SUBSYSTEM passed, nothing else comes before the
-    ATTR token), so no attribute is read that udev would not read."""
-    __slots__ = ("free", "kernel", "attrs", "pending", "with_pending")
-
-    def __init__(self, free: list[int], indexes: dict):
-        self.free = tuple(sorted(free))
-        found = [Index(source, *parts) for source, parts in indexes.items()]
-        self.kernel = next((x for x in found if x.source is None), None)
-        self.attrs = tuple(x for x in found if x.source is not None)
-        self.pending = {i: x for x in self.attrs for i in x.lines}
-        self.with_pending = tuple(sorted(self.free + tuple(self.pending))) if self.pending else self.free
-
-    def __bool__(self) -> bool:
-        return bool(self.free or self.kernel or self.attrs)
-
-    def order(self, kernel: str | None) -> Sequence[int]:
-        """The lines for a device of that KERNEL name, ATTR-indexed lines still pending."""
-        picked = self.kernel.picks(kernel or "") if self.kernel is not None else []
-        if not picked:
-            return self.with_pending
-        if len(picked) == 1:  # within one table a line is listed once
-            return sorted(self.with_pending + tuple(picked[0]))
-        return sorted(set(self.with_pending).union(*picked))  # a line may be under several words or prefixes
-
-
-def resolved(order: Sequence[int], pending: dict[int, Index], index: Index,
-             value: str | None) -> tuple[Sequence[int], dict[int, Index]]:
-    """(order, pending) once the device's value of `index`'s attribute is read (None: no
-    value, its tokens all fail): its lines stay only where the value picks them. The value
-    loses its trailing blanks as the engine's _match_attr() removes them (an index holds
-    no pattern that ends in one)."""
-    keep: set[int] = set()
-    if value is not None:
-        for lines in index.picks(value.rstrip(" \t\n\r\v\f")):
-            keep.update(lines)
-    drop = index.lines
-    return [i for i in order if i not in drop or i in keep], {i: x for i, x in pending.items() if x is not index}
+    @staticmethod
+    def _list(lines: list[int], index: _Index | None, tests: tuple[_Test, ...], free: list[int],
+              indexes: dict[str | None, tuple[dict[str, list[int]], dict[int, dict[str, list[int]]], list[int]]],
+              kernel_tests: dict[int, tuple[_Test, ...]]) -> None:
+        """Kept lines of one index and KERNEL tests into the lists kept() makes."""
+        if index is None:
+            free.extend(lines)
+            return
+        source, words, prefixes = index
+        exact, starts, every = indexes.setdefault(source, ({}, {}, []))
+        every.extend(lines)
+        if source is None:
+            kernel_tests.update(dict.fromkeys(lines, tests))
+        for w in words:
+            exact.setdefault(w, []).extend(lines)
+        for n, heads in prefixes:
+            table = starts.setdefault(n, {})
+            for head in heads:
+                table.setdefault(head, []).extend(lines)
 
 
 class CompileMemo:
@@ -395,18 +371,18 @@ class RuleSet:
             past = past or f.source.rsplit("/", 1)[-1] > NET_SETUP_LINK
             self.past_link[id(f)] = past
         self.env_assigned = frozenset().union(*(p.env_assigned for p in self.plans))
-        self._active: dict[tuple, tuple] = {}
+        self._active: dict[tuple, Active] = {}
 
-    def active(self, action: str, subsystem: str | None, env: frozenset[str]) -> tuple:
-        """(file, plan, Plan.kept()) of each file with a line kept
-        (a file left out could apply nothing: its place in the order matters only to NAME,
-        which `past_link` keeps)."""
+    def active(self, action: str, subsystem: str | None, env: frozenset[str]) -> Active:
+        """The files with a line kept (Plan.kept()) for that kind of device (a file left out
+        could apply nothing: its place in the order matters only to NAME, which `past_link`
+        keeps)."""
         key = (action, subsystem, env)
         found = self._active.get(key)
         if found is None:
-            found = self._active[key] = tuple(
+            found = self._active[key] = Active(tuple(
                 (f, plan, kept) for f, plan in zip(self.files, self.plans)
-                for kept in (plan.kept(action, subsystem, env),) if kept)
+                for kept in (plan.kept(action, subsystem, env),) if kept))
         return found
 
 

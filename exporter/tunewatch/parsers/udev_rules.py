@@ -364,17 +364,21 @@ def parse_rule(line: str, n: int, memo: ParseMemo | None = None) -> UdevRule:
         if seen is not None:
             return seen if seen.line == n else UdevRule(n, seen.tokens, seen.problem, seen.label, seen.goto)
     found = _LINE.findall(line) if len(line) <= _FAST_LINE else [("",) * 5 + ("x",)]
-    if all(not other.strip(_SKIPPED) for *_, other in found):  # only tokens of the common kind
-        known = memo.tokens if memo is not None else {}
-        checked = []
-        for raw in found:
-            if raw[5]:
-                continue
-            entry = known.get(raw)
-            if entry is None:
-                key, attr, op, prefix, value, _ = raw
-                entry = known[raw] = _checked(UdevToken(key, attr[1:-1] if attr else None, op, value, prefix == "i"))
-            checked.append(entry)
+    known = memo.tokens if memo is not None else {}
+    checked: list[tuple[UdevToken, UdevToken | None, str | None]] = []
+    common = True
+    for raw in found:
+        if raw[5]:
+            if raw[5].strip(_SKIPPED):
+                common = False  # not only tokens of the common kind: _lex() reads the line
+                break
+            continue
+        entry = known.get(raw)
+        if entry is None:
+            key, attr, op, prefix, value, _ = raw
+            entry = known[raw] = _checked(UdevToken(key, attr[1:-1] if attr else None, op, value, prefix == "i"))
+        checked.append(entry)
+    if common:
         rule = _rule_of(checked, None, n)
     else:
         tokens, pos, lex_problem = [], 0, None
