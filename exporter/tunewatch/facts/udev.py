@@ -72,6 +72,7 @@ __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOut
            "rules_files", "substitute"]
 
 ASSUMED = {"PROGRAM", "RESULT", "TEST", "IMPORT", "SYSCTL", "CONST"}
+_DEVICE_KEYS = frozenset(("KERNEL", "SUBSYSTEM", "DRIVER", "DEVPATH"))  # tested on the device's own values
 _TAG = lazy(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
 
 
@@ -146,6 +147,15 @@ def _match_token(ev: _Event, tok: Token) -> bool:
     if dev.unknown_matches and key != "SUBSYSTEM":
         ev.out.assumed.add(key)
         return True
+    # the keys rules test most first (each branch is one key's: their order matters not)
+    if key in _DEVICE_KEYS:
+        return tok.test(dev.values.get(key))
+    if key == "ENV":
+        return tok.test(ev.props.get(tok.attr or ""))
+    if key == "ATTR":
+        return _match_attr(ev, tok, ev.levels[0])
+    if key == "NAME":
+        return tok.test(ev.name)
     if key == "PROGRAM":
         got = dev.program(ev.fmt(tok.value))
         if got is None:
@@ -171,18 +181,10 @@ def _match_token(ev: _Event, tok: Token) -> bool:
     if key in ASSUMED:
         ev.out.assumed.add(key)
         return True
-    if key in ("KERNEL", "SUBSYSTEM", "DRIVER", "DEVPATH"):
-        return tok.test(dev.values.get(key))
-    if key == "NAME":
-        return tok.test(ev.name)
-    if key == "ENV":
-        return tok.test(ev.props.get(tok.attr or ""))
     if key == "TAG":
         test = tok.test_eq
         hit = test is not None and any(test(t) for t in ev.tags)
         return hit == (tok.op == "==")
-    if key == "ATTR":
-        return _match_attr(ev, tok, ev.levels[0])
     ev.out.assumed.add(key)
     return True
 
@@ -307,6 +309,7 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
         order: Sequence[int] = range(len(plan.parsed)) if kept is None else kept.order(kernel)
         pending = {} if kept is None else kept.pending
         pos, end = 0, len(order)
+        compiled = plan.compiled
         while pos < end:
             i = order[pos]
             if pending and i in pending:  # the first line of an ATTR index udev reaches: it reads the attribute
@@ -314,7 +317,7 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
                 order, pending = resolved(order, pending, index, ev.attr_of(None, index.source or ""))
                 pos, end = _first_at(order, i), len(order)
                 continue
-            rule = plan.rule(i)
+            rule = compiled[i] or plan.rule(i)
             pos += 1
             if filtered and rule.note is None and rule.kernel and not all(test(kernel) for test in rule.kernel):
                 continue

@@ -33,6 +33,7 @@ lives as long as its scan.
 
 from __future__ import annotations
 
+from .._lazyre import lazy
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_index import Active, Kept
 from .udev_match import compile_match
@@ -44,10 +45,12 @@ if TYPE_CHECKING:
     from .udev_files import RulesFile
 
     _Test = Callable[[str | None], bool]  # a token's compiled test (udev_match.compile_match)
+    # index source -> ({word: lines}, {length: {prefix: lines}}, all lines): an Index's parts
+    _Lists = dict[str | None, tuple[dict[str, list[int]], dict[int, dict[str, list[int]]], list[int]]]
     # a line's pre-filter: (static tests, ENV tests, KERNEL words), see Plan._line_filters
     # a line's index token: (source: None for KERNEL or an ATTR name, words, ((length, prefixes), ...))
     _Index = tuple[str | None, tuple[str, ...], tuple[tuple[int, tuple[str, ...]], ...]]
-    # a line's pre-filter: (static tests, ENV tests, index, KERNEL tests, decided), see _line_filters()
+    # a line's pre-filter: (static tests, ENV tests, index, KERNEL tests, decidable), see _line_filters()
     _Filters = tuple[tuple[tuple[str, _Test], ...], tuple[tuple[str, _Test], ...], "_Index | None",
                      tuple[_Test, ...], bool]
 
@@ -58,7 +61,6 @@ _MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST"
                 "RESULT"]
 _ASSIGN_ORDER = ["OPTIONS", "OWNER", "GROUP", "MODE", "TAG", "SECLABEL", "ENV", "NAME", "SYMLINK", "ATTR", "SYSCTL",
                  "RUN"]
-_GLOB_CHARS = "*?["
 NET_SETUP_LINK = "80-net-setup-link.rules"
 
 
@@ -130,8 +132,8 @@ def _goto_targets(rules: tuple[UdevRule, ...]) -> dict[int, int]:
     return out
 
 
-_PURE_KEYS = ("ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "TAG", "SUBSYSTEM", "DRIVER")
-_LITERAL_END = "*?[\\"  # where a glob alternative stops being literal text
+_PURE_KEYS = frozenset(("ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "TAG", "SUBSYSTEM", "DRIVER"))
+_LITERAL_END = lazy(r"[*?[\\]")  # where a glob alternative stops being literal text
 
 
 def _plain_attr(tok: UdevToken) -> bool:
@@ -151,18 +153,18 @@ def _index_words(tok: UdevToken) -> tuple[tuple[str, ...], tuple[tuple[int, tupl
     alternatives = value.split("|")
     if "" in alternatives:
         return None
-    if not any(c in value for c in _GLOB_CHARS):  # plain: compared as written (compile_match)
+    if "*" not in value and "?" not in value and "[" not in value:  # plain: compared as written (compile_match)
         return tuple(dict.fromkeys(alternatives)), ()
     words: list[str] = []
     prefixes: dict[int, list[str]] = {}
     for a in alternatives:
-        cut = min((k for k in (a.find(c) for c in _LITERAL_END) if k >= 0), default=-1)
-        if cut < 0:
+        wild = _LITERAL_END.search(a)
+        if wild is None:
             words.append(a)
-        elif cut == 0:
+        elif wild.start() == 0:
             return None
         else:
-            prefixes.setdefault(cut, []).append(a[:cut])
+            prefixes.setdefault(wild.start(), []).append(a[:wild.start()])
     return tuple(dict.fromkeys(words)), tuple((n, tuple(dict.fromkeys(p))) for n, p in prefixes.items())
 
 
@@ -170,7 +172,7 @@ def _role(t: UdevToken) -> tuple:
     """What a match token is to the pre-filter: (sort key, kind, side-effect free, detail,
     the token): kind "static" (ACTION, SUBSYSTEM: detail (key, test)), "env" (detail
     (name, test)), "kernel" (detail (index or None, test)), "attr" (a plain ATTR: detail
-    its index or None), "" (none of those)."""
+    nothing), "" (none of those)."""
     key = t.key
     pure = key in _PURE_KEYS or (key == "ATTR" and _plain_attr(t))
     if key in ("ACTION", "SUBSYSTEM"):
@@ -182,36 +184,40 @@ def _role(t: UdevToken) -> tuple:
         return sort_key(t), "kernel", pure, (None if words is None else (None, *words),
                                              compile_match(t.value, t.op, t.nocase, False)), t
     if key == "ATTR" and pure:
-        words = _index_words(t)
-        return sort_key(t), "attr", pure, None if words is None else (t.attr, *words), t
+        return sort_key(t), "attr", pure, None, t  # its index made when a line can use it (_attr_index())
     return sort_key(t), "", pure, None, t
 
 
-def _line_filters(r: UdevRule, roles: dict[int, tuple]) -> _Filters:
-    """(static tests, ENV tests, index, KERNEL tests, decided) of a line. A token is used
+def _attr_index(t: UdevToken) -> _Index | None:
+    words = _index_words(t)
+    return None if words is None else (t.attr, *words)
+
+
+def _line_filters(matches: list[UdevToken], roles: dict[int, tuple]) -> _Filters:
+    """(static tests, ENV tests, index, KERNEL tests, decidable) of a line's match tokens
+    (`matches`, as written). A token is used
     only when every token the engine tests before it (in sort_tokens() order) has no side
     effect; the index is the first such KERNEL token that _index_words() takes, else the
     line's first ATTR token when only ACTION and SUBSYSTEM tokens come before it (then a
     device whose ACTION and SUBSYSTEM pass reads that attribute at whichever line of the
     index udev reaches first, and the engine reads it then: Kept): (source, words,
-    ((length, prefixes), ...)), source None for KERNEL, else the ATTR name. `decided`: the
-    line only tests (no assignment) and all its tests are static or ENV ones, which kept()
-    may decide for a kind of device (a GOTO it certainly takes). `roles`: each token's
-    _role(), by id (the token pinned with it)."""
+    ((length, prefixes), ...)), source None for KERNEL, else the ATTR name. `decidable`:
+    all the tests are static or ENV ones, which kept() may decide for a kind of device (a
+    GOTO line with nothing else is then one it certainly takes or not). `roles`: each
+    token's _role(), by id (the token pinned with it)."""
     mine = []
-    for t in r.tokens:
-        if t.op in MATCH_OPS:
-            found = roles.get(id(t))
-            if found is None:
-                found = roles[id(t)] = _role(t)
-            mine.append(found)
+    for t in matches:
+        found = roles.get(id(t))
+        if found is None:
+            found = roles[id(t)] = _role(t)
+        mine.append(found)
     if len(mine) > 1:
         mine.sort(key=_first)  # stable, as sort_tokens()
     static: list[tuple[str, _Test]] = []
     env: list[tuple[str, _Test]] = []
     kernel: list[_Test] = []
     index = None
-    pure = only_static = decided = True
+    pure = only_static = decidable = True
     for _, kind, token_pure, detail, t in mine:
         if kind == "static":
             if pure or t.key == "ACTION":
@@ -219,15 +225,15 @@ def _line_filters(r: UdevRule, roles: dict[int, tuple]) -> _Filters:
         elif kind == "env":
             env.append(detail)
         else:
-            decided = False
+            decidable = False
             if kind == "kernel":
                 kernel.append(detail[1])
                 index = index or detail[0]  # the first indexable KERNEL token
             elif kind == "attr" and only_static and index is None:
-                index = detail
+                index = _attr_index(t)
         pure = pure and token_pure  # CONST, PROGRAM...: what follows is tested only after a side effect
         only_static = only_static and kind == "static" and pure
-    return tuple(static), tuple(env), index, tuple(kernel), decided and len(mine) == len(r.tokens)
+    return tuple(static), tuple(env), index, tuple(kernel), decidable
 
 
 def _first(item: tuple) -> int:
@@ -238,7 +244,8 @@ class Plan:
     """A rules file compiled: GOTO targets, the ENV names its lines assign, its lines grouped
     by pre-filter (_line_filters()), and each line compiled (`rule(i)`) when a device first
     reaches it."""
-    __slots__ = ("parsed", "source", "gotos", "notes", "env_assigned", "_groups", "_rules", "_kept", "_compiled")
+    __slots__ = ("parsed", "source", "gotos", "notes", "env_assigned", "_groups", "compiled", "_kept", "_by_groups",
+                 "_tokens")
 
     def __init__(self, f: RulesFile, memo: CompileMemo):
         rules = self.parsed = f.rules
@@ -247,30 +254,53 @@ class Plan:
         self.notes = {i: f'{f.source}:{r.line}: GOTO="{r.goto}" has no matching label, ignoring'
                       for i, r in enumerate(rules)
                       if r.problem is None and r.goto is not None and i not in self.gotos}
-        self.env_assigned = frozenset(t.attr or "" for r in rules for t in r.tokens
-                                      if t.key == "ENV" and t.op not in MATCH_OPS)
         # lines with the same static and ENV tests are kept or left out together: each
         # test is made once per (action, subsystem, ENV names), not once per line; within
         # a group, lines by index and KERNEL tests
-        groups: dict[tuple, dict[tuple, list[int]]] = {}
-        seen: dict[int, _Filters] = {}  # a line repeated in the file has the same tokens tuple (ParseMemo)
+        assigned: set[str] = set()
+        filters_of = memo.filters
+        known: dict[int, _Filters] = {}  # id -> the pre-filter (shared by the lines that share their tests)
+        lines_of: tuple[dict[int, list[int]], dict[int, list[int]]] = ({}, {})  # by id of the pre-filter: lines,
+        # and GOTO lines that only test (their tests decided per kind of device: a jump certainly taken or not)
+        notes = self.notes
         for i, r in enumerate(rules):
-            if i in self.notes or (not r.tokens and r.goto is None):
+            tokens = r.tokens
+            matches = []
+            for t in tokens:
+                if t.op in MATCH_OPS:
+                    matches.append(t)
+                elif t.key == "ENV":
+                    assigned.add(t.attr or "")
+            if i in notes or (not tokens and r.goto is None):
                 continue  # a GOTO note: kept for every device (kept()); a LABEL alone does nothing
-            filters = seen.get(id(r.tokens))
+            key = tuple(map(id, matches))  # lines often share their tests (their tokens: ParseMemo)
+            filters = filters_of.get(key)
             if filters is None:
-                filters = seen[id(r.tokens)] = _line_filters(r, memo.roles)
-            static, envs, index, tests, decided = filters
-            groups.setdefault((static, envs), {}).setdefault((index, tests, decided and i in self.gotos), []).append(i)
-        self._groups = groups
-        self._rules: list[Rule | None] = [None] * len(rules)
+                filters = filters_of[key] = _line_filters(matches, memo.roles)
+            known[id(filters)] = filters
+            decided = filters[4] and len(matches) == len(tokens) and i in self.gotos
+            lines_of[decided].setdefault(id(filters), []).append(i)
+        self.env_assigned = frozenset(assigned)
+        # lines with the same static and ENV tests are kept or left out together: each
+        # test is made once per (action, subsystem, ENV names), not once per line
+        groups: dict[tuple, _Group] = {}
+        for jumps, by_filters in zip((False, True), lines_of):
+            for fid, lines in by_filters.items():
+                static, envs, index, tests, _ = known[fid]
+                group = groups.get((static, envs))
+                if group is None:
+                    group = groups[(static, envs)] = _Group(static, envs)
+                group.add(lines, index, tests, jumps)
+        self._groups = tuple(groups.values())
+        self.compiled: list[Rule | None] = [None] * len(rules)  # each line once a device reaches it (rule())
         self._kept: dict[tuple, Kept] = {}
-        self._compiled = memo.tokens
+        self._by_groups: dict[tuple, Kept] = {}
+        self._tokens = memo.tokens  # compiled match tokens, shared
 
     def rule(self, i: int) -> Rule:
-        rule = self._rules[i]
+        rule = self.compiled[i]
         if rule is None:
-            rule = self._rules[i] = Rule(self.parsed[i], self.notes.get(i), self._compiled)
+            rule = self.compiled[i] = Rule(self.parsed[i], self.notes.get(i), self._tokens)
         return rule
 
     def kept(self, action: str, subsystem: str | None, env: frozenset[str]) -> Kept:
@@ -282,22 +312,37 @@ class Plan:
         found = self._kept.get(key)
         if found is None:
             values = {"ACTION": action, "SUBSYSTEM": subsystem}
-            free: list[int] = list(self.notes)
-            indexes: dict[str | None, tuple[dict[str, list[int]], dict[int, dict[str, list[int]]], list[int]]] = {}
-            kernel_tests: dict[int, tuple[_Test, ...]] = {}
-            taken: list[int] = []  # GOTO lines every such device takes
-            for (static, envs), by_index in self._groups.items():
-                if not all(test(values[k]) for k, test in static) or \
-                        not all(name in env or test(None) for name, test in envs):
-                    continue
-                certain = not any(name in env for name, _ in envs)  # the ENV tests hold whatever rules do
-                for (index, tests, jumps), lines in by_index.items():
-                    self._list(lines, index, tests, free, indexes, kernel_tests)
-                    if jumps and certain:
-                        taken.extend(lines)
-            skipped = self._skipped(taken, free, indexes) if taken else frozenset()
-            found = self._kept[key] = Kept(free, indexes, kernel_tests, skipped)
+            passed = []
+            for group in self._groups:
+                if group.passes(values, env):
+                    passed.append(group)
+            # kinds of device that keep the same groups, their GOTO lines decided alike, keep the same lines
+            same = (*map(id, passed), *(not any(name in env for name, _ in g.envs) for g in passed if g.jumps))
+            found = self._by_groups.get(same)
+            if found is None:
+                found = self._by_groups[same] = self._keep(passed, env)
+            self._kept[key] = found
         return found
+
+    def _keep(self, passed: list[_Group], env: frozenset[str]) -> Kept:
+        """The Kept of the groups that pass (their GOTO lines taken when no ENV name they test can have a value)."""
+        free: list[int] = list(self.notes)
+        taken: list[int] = []  # GOTO lines every such device takes
+        for group in passed:
+            free += group.free
+            if group.jumps:
+                free += group.jumps
+                if not any(name in env for name, _ in group.envs):  # the ENV tests hold whatever rules do
+                    taken += group.jumps
+        if len(passed) == 1:
+            indexes, kernel_tests = passed[0].indexes, passed[0].kernel_tests
+        else:
+            indexes, kernel_tests = {}, {}
+            for group in passed:
+                _merge(indexes, group.indexes)
+                kernel_tests.update(group.kernel_tests)
+        skipped = self._skipped(taken, free, indexes) if taken else frozenset()
+        return Kept(free, indexes, kernel_tests, skipped)
 
     def _skipped(self, taken: list[int], free: list[int], indexes: dict) -> frozenset[int]:
         """The lines no device of the kind can reach: from a GOTO line it certainly takes
@@ -314,19 +359,43 @@ class Plan:
             skipped.update(j for j in kept_lines if i <= j < target)
         return frozenset(skipped)
 
-    @staticmethod
-    def _list(lines: list[int], index: _Index | None, tests: tuple[_Test, ...], free: list[int],
-              indexes: dict[str | None, tuple[dict[str, list[int]], dict[int, dict[str, list[int]]], list[int]]],
-              kernel_tests: dict[int, tuple[_Test, ...]]) -> None:
-        """Kept lines of one index and KERNEL tests into the lists kept() makes."""
+
+
+def _merge(into: _Lists, more: _Lists) -> None:
+    for source, (exact, starts, every) in more.items():
+        to_exact, to_starts, to_every = into.setdefault(source, ({}, {}, []))
+        to_every.extend(every)
+        for w, lines in exact.items():
+            to_exact.setdefault(w, []).extend(lines)
+        for n, table in starts.items():
+            to_table = to_starts.setdefault(n, {})
+            for head, lines in table.items():
+                to_table.setdefault(head, []).extend(lines)
+
+
+class _Group:
+    """The lines of a file with the same static and ENV tests (Plan.kept() tests them once
+    per kind of device): `free` (no index), `jumps` (GOTO lines that only test), `indexes`
+    (source -> ({word: lines}, {length: {prefix: lines}}, all lines)) and the KERNEL tests
+    of the KERNEL-indexed lines."""
+    __slots__ = ("static", "envs", "free", "jumps", "indexes", "kernel_tests")
+
+    def __init__(self, static: tuple[tuple[str, _Test], ...], envs: tuple[tuple[str, _Test], ...]):
+        self.static, self.envs = static, envs
+        self.free: list[int] = []
+        self.jumps: list[int] = []
+        self.indexes: _Lists = {}
+        self.kernel_tests: dict[int, tuple[_Test, ...]] = {}
+
+    def add(self, lines: list[int], index: _Index | None, tests: tuple[_Test, ...], jumps: bool) -> None:
         if index is None:
-            free.extend(lines)
+            (self.jumps if jumps else self.free).extend(lines)
             return
         source, words, prefixes = index
-        exact, starts, every = indexes.setdefault(source, ({}, {}, []))
+        exact, starts, every = self.indexes.setdefault(source, ({}, {}, []))
         every.extend(lines)
         if source is None:
-            kernel_tests.update(dict.fromkeys(lines, tests))
+            self.kernel_tests.update(dict.fromkeys(lines, tests))
         for w in words:
             exact.setdefault(w, []).extend(lines)
         for n, heads in prefixes:
@@ -334,15 +403,28 @@ class Plan:
             for head in heads:
                 table.setdefault(head, []).extend(lines)
 
+    def passes(self, values: dict[str, str | None], env: frozenset[str]) -> bool:
+        """Its ACTION/SUBSYSTEM tests hold for `values`, and its ENV tests for names no
+        device of the kind or rule gives a value (`env`)."""
+        for key, test in self.static:
+            if not test(values[key]):
+                return False
+        for name, test in self.envs:
+            if name not in env and not test(None):
+                return False
+        return True
+
 
 class CompileMemo:
     """What the files of a RuleSet share (the tokens a scan's files repeat are shared
     objects, parsers.udev_rules.ParseMemo): each match token's _role() and its compiled
-    Token, by id, each with the token itself, so that its id stays its own."""
-    __slots__ = ("roles", "tokens")
+    Token, by id, each with the token itself, so that its id stays its own, and the
+    pre-filter of each combination of match tokens (theirs pinned in `roles`)."""
+    __slots__ = ("roles", "tokens", "filters")
 
     def __init__(self) -> None:
         self.roles: dict[int, tuple] = {}
+        self.filters: dict[tuple[int, ...], _Filters] = {}  # by the ids of a line's match tokens
         self.tokens: dict[int, tuple[UdevToken, Token]] = {}
 
 
