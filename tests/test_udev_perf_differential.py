@@ -16,6 +16,7 @@ import pytest
 
 from tunewatch.facts import udev
 from tunewatch.facts.udev_files import RulesFile
+from tunewatch.parsers import udev_rules
 from tunewatch.parsers.udev_rules import ParseMemo, parse_udev_rules_file
 
 DEBIAN = Path(__file__).parent / "udev" / "debian12-rules"
@@ -137,3 +138,20 @@ def test_debian_rules_same_as_every_line():
     files = _files(dict(sorted(texts.items(), key=lambda kv: kv[0].rsplit("/", 1)[-1])))
     assert len(files) == 50
     _same(files)
+
+
+def test_parse_memo_changes_no_rule():
+    """Files parsed with one ParseMemo (shared lines and tokens) read as each alone does,
+    whatever their ends of line (\\n, \\r\\n, \\r, NUL), continuations, comments and blanks."""
+    rng = random.Random(7)
+    texts = [Path(os.path.join(top, name)).read_text() for top, _dirs, names in sorted(os.walk(DEBIAN))
+             for name in sorted(names) if name.endswith(".rules")]
+    for _ in range(100):
+        parts = [rng.choice([_line(rng), "# c", "", "  ", _line(rng) + " \\", "   " + _line(rng)])
+                 for _ in range(rng.randint(1, 12))]
+        texts.append("".join(p + rng.choice(["\n", "\r\n", "\r", "\x00", "\n"]) for p in parts))
+    memo = ParseMemo()
+    for text in texts + texts:  # the second time every line and token comes from the memo
+        assert parse_udev_rules_file(text, memo) == parse_udev_rules_file(text)
+        split = udev_rules._EOL.split(text)  # read_line()'s ends of line, the reader's shortcut aside
+        assert udev_rules._physical_lines(text) == (split[:-1] if split[-1:] == [""] else split)

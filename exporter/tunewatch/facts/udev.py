@@ -92,6 +92,8 @@ class _Event:
         self.run_final = self.name_final = self.links_final = False
 
     def fmt(self, text: str) -> str:
+        if "$" not in text and "%" not in text:
+            return text  # nothing to substitute (substitute_format()'s own first test)
         value, unknown = substitute_format(text, self)
         if unknown:
             self.out.assumed.add(unknown)
