@@ -33,26 +33,20 @@ lives as long as its scan.
 
 from __future__ import annotations
 
-from .._lazyre import lazy
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
-from .udev_index import Active, Kept
+from .udev_index import Group, Index, Kept, attr_index, index_words, merge_lists
 from .udev_match import compile_match
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
-    from typing import Callable
+    from collections.abc import Sequence
 
     from .udev_files import RulesFile
+    from .udev_index import IndexKey, Test
 
-    _Test = Callable[[str | None], bool]  # a token's compiled test (udev_match.compile_match)
-    # index source -> ({word: lines}, {length: {prefix: lines}}, all lines): an Index's parts
-    _Lists = dict[str | None, tuple[dict[str, list[int]], dict[int, dict[str, list[int]]], list[int]]]
-    # a line's pre-filter: (static tests, ENV tests, KERNEL words), see Plan._line_filters
-    # a line's index token: (source: None for KERNEL or an ATTR name, words, ((length, prefixes), ...))
-    _Index = tuple[str | None, tuple[str, ...], tuple[tuple[int, tuple[str, ...]], ...]]
     # a line's pre-filter: (static tests, ENV tests, index, KERNEL tests, decidable), see _line_filters()
-    _Filters = tuple[tuple[tuple[str, _Test], ...], tuple[tuple[str, _Test], ...], "_Index | None",
-                     tuple[_Test, ...], bool]
+    _Filters = tuple[tuple[tuple[str, Test], ...], tuple[tuple[str, Test], ...], "IndexKey | None",
+                     tuple[Test, ...], bool]
 
 PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
 # sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
@@ -133,39 +127,12 @@ def _goto_targets(rules: tuple[UdevRule, ...]) -> dict[int, int]:
 
 
 _PURE_KEYS = frozenset(("ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "TAG", "SUBSYSTEM", "DRIVER"))
-_LITERAL_END = lazy(r"[*?[\\]")  # where a glob alternative stops being literal text
 
 
 def _plain_attr(tok: UdevToken) -> bool:
     """An ATTR{name} the engine reads as written: no substitution, no other device."""
     name = tok.attr or ""
     return "$" not in name and "%" not in name and not name.startswith("[")
-
-
-def _index_words(tok: UdevToken) -> tuple[tuple[str, ...], tuple[tuple[int, tuple[str, ...]], ...]] | None:
-    """What an `==` KERNEL or ATTR token needs of the value, for an index: (words the value
-    must equal, ((length, prefixes the value must start with), ...)), one per `|`
-    alternative; None when some alternative is not of those kinds (empty, `?*`, case
-    folded, a glob starting with a wildcard), or an ATTR value keeps its trailing blanks."""
-    value = tok.value
-    if tok.op != "==" or tok.nocase or value in ("", "?*") or (tok.key == "ATTR" and value[-1].isspace()):
-        return None
-    alternatives = value.split("|")
-    if "" in alternatives:
-        return None
-    if "*" not in value and "?" not in value and "[" not in value:  # plain: compared as written (compile_match)
-        return tuple(dict.fromkeys(alternatives)), ()
-    words: list[str] = []
-    prefixes: dict[int, list[str]] = {}
-    for a in alternatives:
-        wild = _LITERAL_END.search(a)
-        if wild is None:
-            words.append(a)
-        elif wild.start() == 0:
-            return None
-        else:
-            prefixes.setdefault(wild.start(), []).append(a[:wild.start()])
-    return tuple(dict.fromkeys(words)), tuple((n, tuple(dict.fromkeys(p))) for n, p in prefixes.items())
 
 
 def _role(t: UdevToken) -> tuple:
@@ -180,24 +147,19 @@ def _role(t: UdevToken) -> tuple:
     if key == "ENV":
         return sort_key(t), "env", pure, (t.attr or "", compile_match(t.value, t.op, t.nocase, False)), t
     if key == "KERNEL":
-        words = _index_words(t)
+        words = index_words(t)
         return sort_key(t), "kernel", pure, (None if words is None else (None, *words),
                                              compile_match(t.value, t.op, t.nocase, False)), t
     if key == "ATTR" and pure:
-        return sort_key(t), "attr", pure, None, t  # its index made when a line can use it (_attr_index())
+        return sort_key(t), "attr", pure, None, t  # its index made when a line can use it (attr_index())
     return sort_key(t), "", pure, None, t
-
-
-def _attr_index(t: UdevToken) -> _Index | None:
-    words = _index_words(t)
-    return None if words is None else (t.attr, *words)
 
 
 def _line_filters(matches: list[UdevToken], roles: dict[int, tuple]) -> _Filters:
     """(static tests, ENV tests, index, KERNEL tests, decidable) of a line's match tokens
     (`matches`, as written). A token is used
     only when every token the engine tests before it (in sort_tokens() order) has no side
-    effect; the index is the first such KERNEL token that _index_words() takes, else the
+    effect; the index is the first such KERNEL token that index_words() takes, else the
     line's first ATTR token when only ACTION and SUBSYSTEM tokens come before it (then a
     device whose ACTION and SUBSYSTEM pass reads that attribute at whichever line of the
     index udev reaches first, and the engine reads it then: Kept): (source, words,
@@ -213,9 +175,9 @@ def _line_filters(matches: list[UdevToken], roles: dict[int, tuple]) -> _Filters
         mine.append(found)
     if len(mine) > 1:
         mine.sort(key=_first)  # stable, as sort_tokens()
-    static: list[tuple[str, _Test]] = []
-    env: list[tuple[str, _Test]] = []
-    kernel: list[_Test] = []
+    static: list[tuple[str, Test]] = []
+    env: list[tuple[str, Test]] = []
+    kernel: list[Test] = []
     index = None
     pure = only_static = decidable = True
     for _, kind, token_pure, detail, t in mine:
@@ -230,7 +192,7 @@ def _line_filters(matches: list[UdevToken], roles: dict[int, tuple]) -> _Filters
                 kernel.append(detail[1])
                 index = index or detail[0]  # the first indexable KERNEL token
             elif kind == "attr" and only_static and index is None:
-                index = _attr_index(t)
+                index = attr_index(t)
         pure = pure and token_pure  # CONST, PROGRAM...: what follows is tested only after a side effect
         only_static = only_static and kind == "static" and pure
     return tuple(static), tuple(env), index, tuple(kernel), decidable
@@ -283,13 +245,13 @@ class Plan:
         self.env_assigned = frozenset(assigned)
         # lines with the same static and ENV tests are kept or left out together: each
         # test is made once per (action, subsystem, ENV names), not once per line
-        groups: dict[tuple, _Group] = {}
+        groups: dict[tuple, Group] = {}
         for jumps, by_filters in zip((False, True), lines_of):
             for fid, lines in by_filters.items():
                 static, envs, index, tests, _ = known[fid]
                 group = groups.get((static, envs))
                 if group is None:
-                    group = groups[(static, envs)] = _Group(static, envs)
+                    group = groups[(static, envs)] = Group(static, envs)
                 group.add(lines, index, tests, jumps)
         self._groups = tuple(groups.values())
         self.compiled: list[Rule | None] = [None] * len(rules)  # each line once a device reaches it (rule())
@@ -324,7 +286,7 @@ class Plan:
             self._kept[key] = found
         return found
 
-    def _keep(self, passed: list[_Group], env: frozenset[str]) -> Kept:
+    def _keep(self, passed: list[Group], env: frozenset[str]) -> Kept:
         """The Kept of the groups that pass (their GOTO lines taken when no ENV name they test can have a value)."""
         free: list[int] = list(self.notes)
         taken: list[int] = []  # GOTO lines every such device takes
@@ -339,7 +301,7 @@ class Plan:
         else:
             indexes, kernel_tests = {}, {}
             for group in passed:
-                _merge(indexes, group.indexes)
+                merge_lists(indexes, group.indexes)
                 kernel_tests.update(group.kernel_tests)
         skipped = self._skipped(taken, free, indexes) if taken else frozenset()
         return Kept(free, indexes, kernel_tests, skipped)
@@ -359,60 +321,6 @@ class Plan:
             skipped.update(j for j in kept_lines if i <= j < target)
         return frozenset(skipped)
 
-
-
-def _merge(into: _Lists, more: _Lists) -> None:
-    for source, (exact, starts, every) in more.items():
-        to_exact, to_starts, to_every = into.setdefault(source, ({}, {}, []))
-        to_every.extend(every)
-        for w, lines in exact.items():
-            to_exact.setdefault(w, []).extend(lines)
-        for n, table in starts.items():
-            to_table = to_starts.setdefault(n, {})
-            for head, lines in table.items():
-                to_table.setdefault(head, []).extend(lines)
-
-
-class _Group:
-    """The lines of a file with the same static and ENV tests (Plan.kept() tests them once
-    per kind of device): `free` (no index), `jumps` (GOTO lines that only test), `indexes`
-    (source -> ({word: lines}, {length: {prefix: lines}}, all lines)) and the KERNEL tests
-    of the KERNEL-indexed lines."""
-    __slots__ = ("static", "envs", "free", "jumps", "indexes", "kernel_tests")
-
-    def __init__(self, static: tuple[tuple[str, _Test], ...], envs: tuple[tuple[str, _Test], ...]):
-        self.static, self.envs = static, envs
-        self.free: list[int] = []
-        self.jumps: list[int] = []
-        self.indexes: _Lists = {}
-        self.kernel_tests: dict[int, tuple[_Test, ...]] = {}
-
-    def add(self, lines: list[int], index: _Index | None, tests: tuple[_Test, ...], jumps: bool) -> None:
-        if index is None:
-            (self.jumps if jumps else self.free).extend(lines)
-            return
-        source, words, prefixes = index
-        exact, starts, every = self.indexes.setdefault(source, ({}, {}, []))
-        every.extend(lines)
-        if source is None:
-            self.kernel_tests.update(dict.fromkeys(lines, tests))
-        for w in words:
-            exact.setdefault(w, []).extend(lines)
-        for n, heads in prefixes:
-            table = starts.setdefault(n, {})
-            for head in heads:
-                table.setdefault(head, []).extend(lines)
-
-    def passes(self, values: dict[str, str | None], env: frozenset[str]) -> bool:
-        """Its ACTION/SUBSYSTEM tests hold for `values`, and its ENV tests for names no
-        device of the kind or rule gives a value (`env`)."""
-        for key, test in self.static:
-            if not test(values[key]):
-                return False
-        for name, test in self.envs:
-            if name not in env and not test(None):
-                return False
-        return True
 
 
 class CompileMemo:
@@ -466,6 +374,34 @@ class RuleSet:
                 (f, plan, kept) for f, plan in zip(self.files, self.plans)
                 for kept in (plan.kept(action, subsystem, env),) if kept))
         return found
+
+
+class Active:
+    """The files kept for one kind of device (RuleSet.active()): (file, plan, Kept) in
+    file order, and a KERNEL Index of their positions: a file whose only kept lines are
+    KERNEL-indexed is visited by the names its index may pick."""
+    __slots__ = ("entries", "_always", "_always_at", "_by_kernel")
+
+    def __init__(self, entries: tuple[tuple[RulesFile, Plan, Kept], ...]):
+        self.entries = entries
+        self._always_at = [p for p, (_, _, kept) in enumerate(entries) if kept.with_pending]
+        self._always = tuple(entries[p] for p in self._always_at)
+        exact: dict[str, list[int]] = {}
+        starts: dict[int, dict[str, list[int]]] = {}
+        for p, (_, _, kept) in enumerate(entries):
+            if kept.kernel is not None:
+                for w in kept.kernel.exact:
+                    exact.setdefault(w, []).append(p)
+                for n, table in kept.kernel.starts.items():
+                    for head in table:
+                        starts.setdefault(n, {}).setdefault(head, []).append(p)
+        self._by_kernel = Index(None, exact, starts, [])
+
+    def visit(self, kernel: str | None) -> Sequence[tuple[RulesFile, Plan, Kept]]:
+        picked = self._by_kernel.picks(kernel or "")
+        if not picked:
+            return self._always
+        return [self.entries[p] for p in sorted(set(self._always_at).union(*picked))]
 
 
 _LAST: tuple = (None, None)  # (ids of the files, their RuleSet): a scan evaluates one list many times
