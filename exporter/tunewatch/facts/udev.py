@@ -56,6 +56,7 @@ from __future__ import annotations
 from .._lazyre import lazy
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
+from .udev_index import resolved
 from .udev_match import substitute_format
 from .udev_plan import Rule, Token, rule_set
 from .udev_records import Ignored, Level, UdevDevice, UdevOutcome
@@ -64,10 +65,14 @@ TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#st
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from .udev_index import Kept
+    from .udev_plan import Plan
+
 __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
            "rules_files", "substitute"]
 
 ASSUMED = {"PROGRAM", "RESULT", "TEST", "IMPORT", "SYSCTL", "CONST"}
+_DEVICE_KEYS = frozenset(("KERNEL", "SUBSYSTEM", "DRIVER", "DEVPATH"))  # tested on the device's own values
 _TAG = lazy(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
 
 
@@ -87,6 +92,8 @@ class _Event:
         self.run_final = self.name_final = self.links_final = False
 
     def fmt(self, text: str) -> str:
+        if "$" not in text and "%" not in text:
+            return text  # nothing to substitute (substitute_format()'s own first test)
         value, unknown = substitute_format(text, self)
         if unknown:
             self.out.assumed.add(unknown)
@@ -142,6 +149,15 @@ def _match_token(ev: _Event, tok: Token) -> bool:
     if dev.unknown_matches and key != "SUBSYSTEM":
         ev.out.assumed.add(key)
         return True
+    # the keys rules test most first (each branch is one key's: their order matters not)
+    if key in _DEVICE_KEYS:
+        return tok.test(dev.values.get(key))
+    if key == "ENV":
+        return tok.test(ev.props.get(tok.attr or ""))
+    if key == "ATTR":
+        return _match_attr(ev, tok, ev.levels[0])
+    if key == "NAME":
+        return tok.test(ev.name)
     if key == "PROGRAM":
         got = dev.program(ev.fmt(tok.value))
         if got is None:
@@ -167,28 +183,19 @@ def _match_token(ev: _Event, tok: Token) -> bool:
     if key in ASSUMED:
         ev.out.assumed.add(key)
         return True
-    if key in ("KERNEL", "SUBSYSTEM", "DRIVER", "DEVPATH"):
-        return tok.test(dev.values.get(key))
-    if key == "NAME":
-        return tok.test(ev.name)
-    if key == "ENV":
-        return tok.test(ev.props.get(tok.attr or ""))
     if key == "TAG":
         test = tok.test_eq
         hit = test is not None and any(test(t) for t in ev.tags)
         return hit == (tok.op == "==")
-    if key == "ATTR":
-        return _match_attr(ev, tok, ev.levels[0])
     ev.out.assumed.add(key)
     return True
 
 
 def _matches(ev: _Event, rule: Rule) -> bool:
-    parents = rule.parents
     ev.parent = None
-    for tok in rule.matches:
+    for tok in rule.matches:  # the parent group stands once in `matches`, at its first token
         if tok.parent:
-            if tok is parents[0] and not _match_parents(ev, parents):
+            if not _match_parents(ev, rule.parents):
                 return False
         elif not _match_token(ev, tok):
             return False
@@ -277,35 +284,42 @@ def _first_at(order: Sequence[int], target: int) -> int:
     return lo
 
 
-def evaluate(files: list[RulesFile], dev: UdevDevice) -> UdevOutcome:
+def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) -> UdevOutcome:
     """The device's "add" event through the rules. Each file's plan (facts/udev_plan.py,
     compiled once per scan) gives the lines this kind of device may match, by ACTION,
     SUBSYSTEM, ENV names and KERNEL; a file without such a line is not visited (nothing
-    in it could apply); the rest is udev's own line loop over them."""
+    in it could apply); the rest is udev's own line loop over them. `every_line`: udev's
+    loop over every line of every file, no line left out (the reference the differential
+    tests hold the plans to)."""
     out = UdevOutcome()
     ev = _Event(dev, out)
     values = dev.values
     is_net = values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props
-    kernel, filtered = values.get("KERNEL"), not dev.unknown_matches  # unknown matches: every line is tested
+    kernel = values.get("KERNEL")
+    filtered = not (dev.unknown_matches or every_line)  # unknown matches: every line is tested
     rules = rule_set(files)
+    work: Sequence[tuple[RulesFile, Plan, Kept | None]]
     if filtered:
         env = frozenset(ev.props) | rules.env_assigned  # names that may ever have a value
-        work = rules.active(dev.action, values.get("SUBSYSTEM"), env)
+        work = rules.active(dev.action, values.get("SUBSYSTEM"), env).visit(kernel)
     else:
-        work = tuple(zip(rules.files, rules.plans, ((),) * len(files), ({},) * len(files)))
-    for f, plan, free, named in work:
+        work = [(f, plan, None) for f, plan in zip(rules.files, rules.plans)]
+    for f, plan, kept in work:
         if is_net and ev.name is None and rules.past_link[id(f)]:
             ev.name = values.get("NAME")  # what 80-net-setup-link.rules assigned
         gotos = plan.gotos
-        if filtered:
-            only = named.get(kernel or "")
-            order = free if only is None else sorted(free + only)
-        else:
-            order = range(len(plan.parsed))
+        order: Sequence[int] = range(len(plan.parsed)) if kept is None else kept.order(kernel)
+        pending = {} if kept is None else kept.pending
         pos, end = 0, len(order)
+        compiled = plan.compiled
         while pos < end:
             i = order[pos]
-            rule = plan.rule(i)
+            if pending and i in pending:  # the first line of an ATTR index udev reaches: it reads the attribute
+                index = pending[i]
+                order, pending = resolved(order, pending, index, ev.attr_of(None, index.source or ""))
+                pos, end = _first_at(order, i), len(order)
+                continue
+            rule = compiled[i] or plan.rule(i)
             pos += 1
             if filtered and rule.note is None and rule.kernel and not all(test(kernel) for test in rule.kernel):
                 continue

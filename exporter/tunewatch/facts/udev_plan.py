@@ -12,9 +12,20 @@ not every line.
   the engine tests before it has no side effect (CONST, ATTR, PROGRAM, TEST... may note an
   assumption or run a program), so skipping the line changes nothing: the outcome is
   exactly that of testing every token. The lines that pass ACTION and SUBSYSTEM are listed
-  once per (action, subsystem) and file; KERNEL is then tested per device on that list.
+  once per (action, subsystem) and file, lines with the same pre-filter in one group (a
+  filter is tested once per group); KERNEL is then tested per device on that list.
+- Indexes (Kept, Index): a line's KERNEL token, or its first ATTR token when only ACTION
+  and SUBSYSTEM come before it, lists it under the words (`==`, plain) and literal
+  prefixes (globs: the text before the first wildcard) its value must equal or start
+  with, so a device visits the lines its name or attribute picks (1,000 `ATTR{address}==
+  "00:0d:3a:01:*"` lines: the one or two of its address). An ATTR index is consulted when
+  the loop reaches its first line, where udev reads that attribute: no attribute is read
+  that udev would not read.
+- Repeated tokens (shared objects, parsers.udev_rules.ParseMemo) are classified and
+  compiled once per RuleSet (CompileMemo).
   A device whose matches are partly unknown (`UdevDevice.unknown_matches`) is tested on
-  every line.
+  every line, as is every device with `evaluate(every_line=True)`, the reference
+  tests/test_udev_perf_differential.py holds all of this to.
 
 RulesFile keeps its plan; read_rules() keeps the RulesFile objects in FS.derived, so a plan
 lives as long as its scan.
@@ -23,17 +34,19 @@ lives as long as its scan.
 from __future__ import annotations
 
 from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
+from .udev_index import Group, Index, Kept, attr_index, index_words, merge_lists
 from .udev_match import compile_match
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms of start-up (issue 22); annotations are strings
 if TYPE_CHECKING:
-    from typing import Callable, Literal
+    from collections.abc import Sequence
 
     from .udev_files import RulesFile
+    from .udev_index import IndexKey, Test
 
-    _Test = Callable[[str | None], bool]  # a token's compiled test (udev_match.compile_match)
-    # a line's pre-filter: (static tests, ENV tests, KERNEL words), see Plan._line_filters
-    _Filters = tuple[list[tuple[str, _Test]], list[tuple[str, _Test]], "tuple[str, ...] | None"]
+    # a line's pre-filter: (static tests, ENV tests, index, KERNEL tests, decidable), see _line_filters()
+    _Filters = tuple[tuple[tuple[str, Test], ...], tuple[tuple[str, Test], ...], "IndexKey | None",
+                     tuple[Test, ...], bool]
 
 PARENT_KEYS = ("KERNELS", "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS")
 # sort_tokens(): UdevRuleTokenType order (udev-rules.c), matches then assignments
@@ -42,14 +55,17 @@ _MATCH_ORDER = ["ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "CONST"
                 "RESULT"]
 _ASSIGN_ORDER = ["OPTIONS", "OWNER", "GROUP", "MODE", "TAG", "SECLABEL", "ENV", "NAME", "SYMLINK", "ATTR", "SYSCTL",
                  "RUN"]
-_GLOB_CHARS = "*?["
 NET_SETUP_LINK = "80-net-setup-link.rules"
+
+
+_MATCH_RANK = {key: n for n, key in enumerate(_MATCH_ORDER)}
+_ASSIGN_RANK = {key: 100 + n * 2 for n, key in enumerate(_ASSIGN_ORDER)}
 
 
 def sort_key(tok: UdevToken) -> int:
     if tok.op in MATCH_OPS:
-        return _MATCH_ORDER.index(tok.key) if tok.key in _MATCH_ORDER else len(_MATCH_ORDER)
-    base = 100 + (_ASSIGN_ORDER.index(tok.key) if tok.key in _ASSIGN_ORDER else 50) * 2
+        return _MATCH_RANK.get(tok.key, len(_MATCH_ORDER))
+    base = _ASSIGN_RANK.get(tok.key, 200)
     return base + (1 if tok.key == "RUN" and tok.attr != "builtin" else 0)  # RUN{builtin} before programs
 
 
@@ -70,19 +86,28 @@ _LIST_KEYS = ("TAG", "TAGS", "SYMLINK")
 
 
 class Rule:
-    """One line as the engine applies it: `matches` in the order udev tests them,
-    `parents` (tested together at one device level), `assigns` (UdevTokens) in the order
-    udev applies them, `kernel` the KERNEL tests, `note` for a GOTO without its LABEL."""
+    """One line as the engine applies it: `matches` in the order udev tests them, the
+    parent group (`parents`, tested together at one device level) once, where its first
+    token is; `assigns` (UdevTokens) in the order udev applies them, `kernel` the KERNEL
+    tests, `note` for a GOTO without its LABEL."""
     __slots__ = ("source", "line", "problem", "goto", "matches", "parents", "assigns", "kernel", "note")
 
-    def __init__(self, rule: UdevRule, note: str | None):
+    def __init__(self, rule: UdevRule, note: str | None, compiled: dict[int, tuple[UdevToken, Token]]):
         self.source = rule  # the parsed line: the tokens as written (what a dropped line would do)
         self.line, self.problem, self.goto, self.note = rule.line, rule.problem, rule.goto, note
         tokens = sorted(rule.tokens, key=sort_key)
-        self.matches = tuple(Token(t) for t in tokens if t.op in MATCH_OPS)
-        self.parents = tuple(t for t in self.matches if t.parent)
+        matches = []
+        for t in tokens:
+            if t.op in MATCH_OPS:
+                found = compiled.get(id(t))
+                if found is None:  # the token object pinned with its compiled form: its id stays its own
+                    found = compiled[id(t)] = (t, Token(t))
+                matches.append(found[1])
+        self.parents = tuple(t for t in matches if t.parent)
+        first = self.parents[0] if self.parents else None
+        self.matches = tuple(t for t in matches if not t.parent or t is first)
         self.assigns = tuple(t for t in tokens if t.op not in MATCH_OPS)
-        self.kernel = tuple(t.test for t in self.matches if t.key == "KERNEL")
+        self.kernel = tuple(t.test for t in matches if t.key == "KERNEL")
 
 
 def _goto_targets(rules: tuple[UdevRule, ...]) -> dict[int, int]:
@@ -101,96 +126,221 @@ def _goto_targets(rules: tuple[UdevRule, ...]) -> dict[int, int]:
     return out
 
 
-def _kernel_literals(tok: UdevToken) -> tuple[str, ...] | None:
-    """The names a KERNEL=="a|b" token takes when it is plain words (no glob, no case
-    folding, no empty alternative), else None."""
-    value = tok.value
-    if tok.op != "==" or tok.nocase or value in ("", "?*") or any(c in value for c in _GLOB_CHARS):
-        return None
-    words = value.split("|")
-    return None if "" in words else tuple(words)
+_PURE_KEYS = frozenset(("ACTION", "DEVPATH", "KERNEL", "SYMLINK", "NAME", "ENV", "TAG", "SUBSYSTEM", "DRIVER"))
+
+
+def _plain_attr(tok: UdevToken) -> bool:
+    """An ATTR{name} the engine reads as written: no substitution, no other device."""
+    name = tok.attr or ""
+    return "$" not in name and "%" not in name and not name.startswith("[")
+
+
+def _role(t: UdevToken) -> tuple:
+    """What a match token is to the pre-filter: (sort key, kind, side-effect free, detail,
+    the token): kind "static" (ACTION, SUBSYSTEM: detail (key, test)), "env" (detail
+    (name, test)), "kernel" (detail (index or None, test)), "attr" (a plain ATTR: detail
+    nothing), "" (none of those)."""
+    key = t.key
+    pure = key in _PURE_KEYS or (key == "ATTR" and _plain_attr(t))
+    if key in ("ACTION", "SUBSYSTEM"):
+        return sort_key(t), "static", pure, (key, compile_match(t.value, t.op, t.nocase, key == "SUBSYSTEM")), t
+    if key == "ENV":
+        return sort_key(t), "env", pure, (t.attr or "", compile_match(t.value, t.op, t.nocase, False)), t
+    if key == "KERNEL":
+        words = index_words(t)
+        return sort_key(t), "kernel", pure, (None if words is None else (None, *words),
+                                             compile_match(t.value, t.op, t.nocase, False)), t
+    if key == "ATTR" and pure:
+        return sort_key(t), "attr", pure, None, t  # its index made when a line can use it (attr_index())
+    return sort_key(t), "", pure, None, t
+
+
+def _line_filters(matches: list[UdevToken], roles: dict[int, tuple]) -> _Filters:
+    """(static tests, ENV tests, index, KERNEL tests, decidable) of a line's match tokens
+    (`matches`, as written). A token is used
+    only when every token the engine tests before it (in sort_tokens() order) has no side
+    effect; the index is the first such KERNEL token that index_words() takes, else the
+    line's first ATTR token when only ACTION and SUBSYSTEM tokens come before it (then a
+    device whose ACTION and SUBSYSTEM pass reads that attribute at whichever line of the
+    index udev reaches first, and the engine reads it then: Kept): (source, words,
+    ((length, prefixes), ...)), source None for KERNEL, else the ATTR name. `decidable`:
+    all the tests are static or ENV ones, which kept() may decide for a kind of device (a
+    GOTO line with nothing else is then one it certainly takes or not). `roles`: each
+    token's _role(), by id (the token pinned with it)."""
+    mine = []
+    for t in matches:
+        found = roles.get(id(t))
+        if found is None:
+            found = roles[id(t)] = _role(t)
+        mine.append(found)
+    if len(mine) > 1:
+        mine.sort(key=_first)  # stable, as sort_tokens()
+    static: list[tuple[str, Test]] = []
+    env: list[tuple[str, Test]] = []
+    kernel: list[Test] = []
+    index = None
+    pure = only_static = decidable = True
+    for _, kind, token_pure, detail, t in mine:
+        if kind == "static":
+            if pure or t.key == "ACTION":
+                static.append(detail)
+        elif kind == "env":
+            env.append(detail)
+        else:
+            decidable = False
+            if kind == "kernel":
+                kernel.append(detail[1])
+                index = index or detail[0]  # the first indexable KERNEL token
+            elif kind == "attr" and only_static and index is None:
+                index = attr_index(t)
+        pure = pure and token_pure  # CONST, PROGRAM...: what follows is tested only after a side effect
+        only_static = only_static and kind == "static" and pure
+    return tuple(static), tuple(env), index, tuple(kernel), decidable
+
+
+def _first(item: tuple) -> int:
+    return item[0]
 
 
 class Plan:
-    """A rules file compiled: GOTO targets, the ENV names its lines assign, each line's
-    pre-filter tokens, and each line compiled (`rule(i)`) when a device first reaches it."""
-    __slots__ = ("parsed", "source", "gotos", "notes", "env_assigned", "_filters", "_rules", "_kept")
+    """A rules file compiled: GOTO targets, the ENV names its lines assign, its lines grouped
+    by pre-filter (_line_filters()), and each line compiled (`rule(i)`) when a device first
+    reaches it."""
+    __slots__ = ("parsed", "source", "gotos", "notes", "env_assigned", "_groups", "compiled", "_kept", "_by_groups",
+                 "_tokens")
 
-    def __init__(self, f: RulesFile):
+    def __init__(self, f: RulesFile, memo: CompileMemo):
         rules = self.parsed = f.rules
         self.source = f.source
         self.gotos = _goto_targets(rules)
         self.notes = {i: f'{f.source}:{r.line}: GOTO="{r.goto}" has no matching label, ignoring'
                       for i, r in enumerate(rules)
                       if r.problem is None and r.goto is not None and i not in self.gotos}
-        self.env_assigned = frozenset(t.attr or "" for r in rules for t in r.tokens
-                                      if t.key == "ENV" and t.op not in MATCH_OPS)
-        self._filters = [self._line_filters(i, r) for i, r in enumerate(rules)]
-        self._rules: list[Rule | None] = [None] * len(rules)
-        self._kept: dict[tuple, tuple[tuple[int, ...], dict[str, tuple[int, ...]]]] = {}
-
-    def _line_filters(self, i: int, r: UdevRule) -> _Filters | Literal[False] | None:
-        """(static tests, ENV tests, KERNEL words) of a line, or None: keep it for every
-        device (a GOTO note to give). False: a line that does nothing (LABEL alone)."""
-        if i in self.notes:
-            return None
-        if not r.tokens and r.goto is None:
-            return False
-        const = any(t.key == "CONST" and t.op in MATCH_OPS for t in r.tokens)
-        static: list[tuple[str, _Test]] = []
-        env: list[tuple[str, _Test]] = []
-        words = None
-        for t in r.tokens:
-            if t.op not in MATCH_OPS:
-                continue
-            if t.key == "ACTION" or (t.key == "SUBSYSTEM" and not const):
-                static.append((t.key, compile_match(t.value, t.op, t.nocase, t.key == "SUBSYSTEM")))
-            elif t.key == "ENV":
-                env.append((t.attr or "", compile_match(t.value, t.op, t.nocase, False)))
-            elif t.key == "KERNEL" and words is None:
-                words = _kernel_literals(t)
-        return static, env, words
+        # lines with the same static and ENV tests are kept or left out together: each
+        # test is made once per (action, subsystem, ENV names), not once per line; within
+        # a group, lines by index and KERNEL tests
+        assigned: set[str] = set()
+        filters_of = memo.filters
+        known: dict[int, _Filters] = {}  # id -> the pre-filter (shared by the lines that share their tests)
+        lines_of: tuple[dict[int, list[int]], dict[int, list[int]]] = ({}, {})  # by id of the pre-filter: lines,
+        # and GOTO lines that only test (their tests decided per kind of device: a jump certainly taken or not)
+        notes = self.notes
+        for i, r in enumerate(rules):
+            tokens = r.tokens
+            matches = []
+            for t in tokens:
+                if t.op in MATCH_OPS:
+                    matches.append(t)
+                elif t.key == "ENV":
+                    assigned.add(t.attr or "")
+            if i in notes or (not tokens and r.goto is None):
+                continue  # a GOTO note: kept for every device (kept()); a LABEL alone does nothing
+            key = tuple(map(id, matches))  # lines often share their tests (their tokens: ParseMemo)
+            filters = filters_of.get(key)
+            if filters is None:
+                filters = filters_of[key] = _line_filters(matches, memo.roles)
+            known[id(filters)] = filters
+            decided = filters[4] and len(matches) == len(tokens) and i in self.gotos
+            lines_of[decided].setdefault(id(filters), []).append(i)
+        self.env_assigned = frozenset(assigned)
+        # lines with the same static and ENV tests are kept or left out together: each
+        # test is made once per (action, subsystem, ENV names), not once per line
+        groups: dict[tuple, Group] = {}
+        for jumps, by_filters in zip((False, True), lines_of):
+            for fid, lines in by_filters.items():
+                static, envs, index, tests, _ = known[fid]
+                group = groups.get((static, envs))
+                if group is None:
+                    group = groups[(static, envs)] = Group(static, envs)
+                group.add(lines, index, tests, jumps)
+        self._groups = tuple(groups.values())
+        self.compiled: list[Rule | None] = [None] * len(rules)  # each line once a device reaches it (rule())
+        self._kept: dict[tuple, Kept] = {}
+        self._by_groups: dict[tuple, Kept] = {}
+        self._tokens = memo.tokens  # compiled match tokens, shared
 
     def rule(self, i: int) -> Rule:
-        rule = self._rules[i]
+        rule = self.compiled[i]
         if rule is None:
-            rule = self._rules[i] = Rule(self.parsed[i], self.notes.get(i))
+            rule = self.compiled[i] = Rule(self.parsed[i], self.notes.get(i), self._tokens)
         return rule
 
-    def kept(self, action: str, subsystem: str | None,
-             env: frozenset[str]) -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]]:
+    def kept(self, action: str, subsystem: str | None, env: frozenset[str]) -> Kept:
         """The lines a device may match, made once per (action, subsystem, ENV names it can
-        have): (lines for any KERNEL, {kernel name: lines only for that name}). A line is
-        left out when its ACTION or SUBSYSTEM token fails, or an ENV token fails on a name
-        that neither the device nor any rule gives a value (`env`), or it does nothing."""
+        have). A line is left out when its ACTION or SUBSYSTEM token fails, or an ENV token
+        fails on a name that neither the device nor any rule gives a value (`env`), or it
+        does nothing; a line with an index token is listed under its words and prefixes."""
         key = (action, subsystem, env)
         found = self._kept.get(key)
         if found is None:
             values = {"ACTION": action, "SUBSYSTEM": subsystem}
-            free: list[int] = []
-            named: dict[str, list[int]] = {}
-            for i, filters in enumerate(self._filters):
-                if filters is False:
-                    continue
-                if filters is not None:
-                    static, envs, words = filters
-                    if not all(test(values[k]) for k, test in static) or \
-                            not all(name in env or test(None) for name, test in envs):
-                        continue
-                    if words is not None:
-                        for w in dict.fromkeys(words):
-                            named.setdefault(w, []).append(i)
-                        continue
-                free.append(i)
-            found = self._kept[key] = (tuple(free), {w: tuple(v) for w, v in named.items()})
+            passed = []
+            for group in self._groups:
+                if group.passes(values, env):
+                    passed.append(group)
+            # kinds of device that keep the same groups, their GOTO lines decided alike, keep the same lines
+            same = (*map(id, passed), *(not any(name in env for name, _ in g.envs) for g in passed if g.jumps))
+            found = self._by_groups.get(same)
+            if found is None:
+                found = self._by_groups[same] = self._keep(passed, env)
+            self._kept[key] = found
         return found
 
+    def _keep(self, passed: list[Group], env: frozenset[str]) -> Kept:
+        """The Kept of the groups that pass (their GOTO lines taken when no ENV name they test can have a value)."""
+        free: list[int] = list(self.notes)
+        taken: list[int] = []  # GOTO lines every such device takes
+        for group in passed:
+            free += group.free
+            if group.jumps:
+                free += group.jumps
+                if not any(name in env for name, _ in group.envs):  # the ENV tests hold whatever rules do
+                    taken += group.jumps
+        if len(passed) == 1:
+            indexes, kernel_tests = passed[0].indexes, passed[0].kernel_tests
+        else:
+            indexes, kernel_tests = {}, {}
+            for group in passed:
+                merge_lists(indexes, group.indexes)
+                kernel_tests.update(group.kernel_tests)
+        skipped = self._skipped(taken, free, indexes) if taken else frozenset()
+        return Kept(free, indexes, kernel_tests, skipped)
 
-def plan_of(f: RulesFile) -> Plan:
+    def _skipped(self, taken: list[int], free: list[int], indexes: dict) -> frozenset[int]:
+        """The lines no device of the kind can reach: from a GOTO line it certainly takes
+        (it only tests, and its tests hold) up to its LABEL, the GOTO line included (it does
+        nothing but jump: the loop goes on at the first line kept from the LABEL on, as
+        after the jump), unless another line before it jumps into that range."""
+        skipped: set[int] = set()
+        kept_lines = sorted(set(free).union(*(every for _, _, every in indexes.values())))
+        sources = [(j, self.gotos[j]) for j in kept_lines if j in self.gotos]
+        for i in sorted(taken):
+            target = self.gotos[i]
+            if any(j < i and i < t < target for j, t in sources):
+                continue
+            skipped.update(j for j in kept_lines if i <= j < target)
+        return frozenset(skipped)
+
+
+
+class CompileMemo:
+    """What the files of a RuleSet share (the tokens a scan's files repeat are shared
+    objects, parsers.udev_rules.ParseMemo): each match token's _role() and its compiled
+    Token, by id, each with the token itself, so that its id stays its own, and the
+    pre-filter of each combination of match tokens (theirs pinned in `roles`)."""
+    __slots__ = ("roles", "tokens", "filters")
+
+    def __init__(self) -> None:
+        self.roles: dict[int, tuple] = {}
+        self.filters: dict[tuple[int, ...], _Filters] = {}  # by the ids of a line's match tokens
+        self.tokens: dict[int, tuple[UdevToken, Token]] = {}
+
+
+def plan_of(f: RulesFile, memo: CompileMemo) -> Plan:
     """The file's plan, compiled at its first evaluation and kept with it."""
     plan = f.plan
     if not isinstance(plan, Plan) or plan.parsed is not f.rules:  # None, or replace() copied the slot: recompile
-        plan = f.plan = Plan(f)
+        plan = f.plan = Plan(f, memo)
     return plan
 
 
@@ -202,7 +352,8 @@ class RuleSet:
 
     def __init__(self, files: list[RulesFile]):
         self.files = tuple(files)  # held: the ids that find this set stay theirs
-        self.plans = tuple(plan_of(f) for f in files)
+        memo = CompileMemo()
+        self.plans = tuple(plan_of(f, memo) for f in files)
         # per file: is it, or a file before it, named after 80-net-setup-link.rules (which
         # names a network interface): from there on a net device has its NAME
         past, self.past_link = False, {}
@@ -210,19 +361,47 @@ class RuleSet:
             past = past or f.source.rsplit("/", 1)[-1] > NET_SETUP_LINK
             self.past_link[id(f)] = past
         self.env_assigned = frozenset().union(*(p.env_assigned for p in self.plans))
-        self._active: dict[tuple, tuple] = {}
+        self._active: dict[tuple, Active] = {}
 
-    def active(self, action: str, subsystem: str | None, env: frozenset[str]) -> tuple:
-        """(file, plan, lines for any KERNEL, {kernel: lines}) of each file with a line kept
-        (a file left out could apply nothing: its place in the order matters only to NAME,
-        which `past_link` keeps)."""
+    def active(self, action: str, subsystem: str | None, env: frozenset[str]) -> Active:
+        """The files with a line kept (Plan.kept()) for that kind of device (a file left out
+        could apply nothing: its place in the order matters only to NAME, which `past_link`
+        keeps)."""
         key = (action, subsystem, env)
         found = self._active.get(key)
         if found is None:
-            found = self._active[key] = tuple(
-                (f, plan, free, named) for f, plan in zip(self.files, self.plans)
-                for free, named in (plan.kept(action, subsystem, env),) if free or named)
+            found = self._active[key] = Active(tuple(
+                (f, plan, kept) for f, plan in zip(self.files, self.plans)
+                for kept in (plan.kept(action, subsystem, env),) if kept))
         return found
+
+
+class Active:
+    """The files kept for one kind of device (RuleSet.active()): (file, plan, Kept) in
+    file order, and a KERNEL Index of their positions: a file whose only kept lines are
+    KERNEL-indexed is visited by the names its index may pick."""
+    __slots__ = ("entries", "_always", "_always_at", "_by_kernel")
+
+    def __init__(self, entries: tuple[tuple[RulesFile, Plan, Kept], ...]):
+        self.entries = entries
+        self._always_at = [p for p, (_, _, kept) in enumerate(entries) if kept.with_pending]
+        self._always = tuple(entries[p] for p in self._always_at)
+        exact: dict[str, list[int]] = {}
+        starts: dict[int, dict[str, list[int]]] = {}
+        for p, (_, _, kept) in enumerate(entries):
+            if kept.kernel is not None:
+                for w in kept.kernel.exact:
+                    exact.setdefault(w, []).append(p)
+                for n, table in kept.kernel.starts.items():
+                    for head in table:
+                        starts.setdefault(n, {}).setdefault(head, []).append(p)
+        self._by_kernel = Index(None, exact, starts, [])
+
+    def visit(self, kernel: str | None) -> Sequence[tuple[RulesFile, Plan, Kept]]:
+        picked = self._by_kernel.picks(kernel or "")
+        if not picked:
+            return self._always
+        return [self.entries[p] for p in sorted(set(self._always_at).union(*picked))]
 
 
 _LAST: tuple = (None, None)  # (ids of the files, their RuleSet): a scan evaluates one list many times

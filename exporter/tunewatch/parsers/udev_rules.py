@@ -336,12 +336,51 @@ def _check_token(tok: UdevToken) -> UdevToken | None:
     return tok if op == tok.op else UdevToken(key, attr, op, value, tok.nocase)
 
 
-def parse_rule(line: str, n: int) -> UdevRule:
+class ParseMemo:
+    """What one scan's parsing has already decided, shared by its files: a logical line's
+    rule (all but its line number: parse_rule() is a function of the text) and a common
+    token's validation (_check_token() of the same key, attribute, operator and value).
+    Rules files repeat both (`ACTION=="add"`, a site's generated lines), and the records
+    are immutable, so sharing them changes no result."""
+    __slots__ = ("lines", "tokens")
+
+    def __init__(self) -> None:
+        self.lines: dict[str, UdevRule] = {}
+        self.tokens: dict[tuple[str, ...], tuple[UdevToken | None, str | None]] = {}
+
+
+def _checked(tok: UdevToken) -> tuple[UdevToken | None, str | None]:
+    """(the token as udev keeps it or None, why udev drops the line or None)."""
+    try:
+        return _check_token(tok), None
+    except RuleError as e:
+        return None, f"{tok.key}{{{tok.attr}}}{tok.op}: {e}" if tok.attr else f"{tok.key}{tok.op}: {e}"
+
+
+def parse_rule(line: str, n: int, memo: ParseMemo | None = None) -> UdevRule:
     """rule_add_line() for one logical line."""
+    if memo is not None:
+        seen = memo.lines.get(line)
+        if seen is not None:
+            return seen if seen.line == n else UdevRule(n, seen.tokens, seen.problem, seen.label, seen.goto)
     found = _LINE.findall(line) if len(line) <= _FAST_LINE else [("",) * 5 + ("x",)]
-    if all(not other.strip(_SKIPPED) for *_, other in found):  # only tokens of the common kind
-        return _rule_of([UdevToken(key, attr[1:-1] if attr else None, op, value, prefix == "i")
-                         for key, attr, op, prefix, value, other in found if not other], None, n)
+    known = memo.tokens if memo is not None else {}
+    checked: list[tuple[UdevToken | None, str | None]] = []
+    for raw in found:
+        if raw[5]:
+            if raw[5].strip(_SKIPPED):
+                break  # not only tokens of the common kind: _lex() reads the line
+            continue
+        entry = known.get(raw)
+        if entry is None:
+            key, attr, op, prefix, value, _ = raw
+            entry = known[raw] = _checked(UdevToken(key, attr[1:-1] if attr else None, op, value, prefix == "i"))
+        checked.append(entry)
+    else:
+        rule = _rule_of(checked, None, n)
+        if memo is not None:
+            memo.lines[line] = rule
+        return rule
     tokens, pos, lex_problem = [], 0, None
     while True:
         try:
@@ -352,26 +391,25 @@ def parse_rule(line: str, n: int) -> UdevRule:
         if tok is None:
             break
         tokens.append(tok)
-    return _rule_of(tokens, lex_problem, n)
+    rule = _rule_of([_checked(t) for t in tokens], lex_problem, n)
+    if memo is not None:
+        memo.lines[line] = rule
+    return rule
 
 
-def _rule_of(lexed: list[UdevToken], lex_problem: str | None, n: int) -> UdevRule:
+def _rule_of(checked: list[tuple[UdevToken | None, str | None]], lex_problem: str | None, n: int) -> UdevRule:
     tokens: list[UdevToken] = []
     problem = label = goto = None
-    for tok in lexed:
-        try:
-            kept = _check_token(tok)
-        except RuleError as e:
-            problem = problem or f"{tok.key}{{{tok.attr}}}{tok.op}: {e}" if tok.attr else \
-                problem or f"{tok.key}{tok.op}: {e}"
-            continue  # keep reading: the valid tokens tell which devices the line was meant for
+    for kept, error in checked:
         if kept is None:
+            problem = problem or error  # keep reading: the valid tokens tell which devices the line was meant for
             continue
-        if kept.key == "GOTO":
+        key = kept.key
+        if key == "GOTO":
             if goto is None:
                 goto = kept.value
             continue  # "Contains multiple GOTO keys, ignoring GOTO=..."
-        if kept.key == "LABEL":
+        if key == "LABEL":
             label = kept.value  # a second LABEL replaces the first
             continue
         tokens.append(kept)
@@ -379,7 +417,10 @@ def _rule_of(lexed: list[UdevToken], lex_problem: str | None, n: int) -> UdevRul
 
 
 def _physical_lines(text: str) -> list[str]:
-    lines = _EOL.split(text)
+    if "\r" not in text and "\x00" not in text:  # then "\n" is the only end of line _EOL finds
+        lines = text.split("\n")
+    else:
+        lines = _EOL.split(text)
     if lines and lines[-1] == "":
         lines.pop()  # the text ended with an end of line
     return lines
@@ -393,19 +434,23 @@ def _byte_len(text: str) -> int:
         return len(text.encode("utf-8", "surrogatepass"))
 
 
-def parse_udev_rules_file(text: str) -> ParsedRules:
+def parse_udev_rules_file(text: str, memo: ParseMemo | None = None) -> ParsedRules:
+    """The file's rules; `memo` (one per scan) lets its files share what they repeat."""
     rules: list[UdevRule] = []
     continuation: str | None = None
     too_long = False
     physical = _physical_lines(text)
+    maybe_too_long = LINE_SIZE // 4  # a line shorter than this in characters is shorter in bytes too
     for n, raw in enumerate(physical, 1):
-        if len(raw) >= LINE_SIZE // 4 and _byte_len(raw) >= LINE_SIZE:
+        if len(raw) >= maybe_too_long and _byte_len(raw) >= LINE_SIZE:
             lenient = parse_udev_rules_file("\n".join(physical[:n - 1] + [""] + physical[n:])).rules
             why = f"line {n} is {len(raw)} bytes long (udev reads lines shorter than {LINE_SIZE} bytes) and " \
                   f"udev ignores the whole file"
             return ParsedRules(tuple(UdevRule(r.line, r.tokens, r.problem or why, r.label, r.goto)
                                      for r in lenient), why)
         line = raw.lstrip(_WS)
+        if not line and continuation is None:
+            continue  # a blank line between rules
         if line.startswith("#"):
             continue  # ignored even inside a continuation
         if continuation is not None and not too_long:
@@ -426,7 +471,7 @@ def parse_udev_rules_file(text: str) -> ParsedRules:
             rules.append(UdevRule(n, parse_rule(continuation or "", n).tokens,
                                   f"Line is too long, ignored (a continued line of {LINE_SIZE} bytes or more)"))
         elif line:
-            rules.append(parse_rule(line, n))
+            rules.append(parse_rule(line, n, memo))
         continuation, too_long = None, False
     if continuation is not None:
         rule = parse_rule(continuation, len(physical))
