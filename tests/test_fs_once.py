@@ -103,9 +103,15 @@ def test_read_each_reads_as_read_value(tmp_path):
         if comm:
             (proc / pid / "comm").write_text(comm)
     os.symlink("22", proc / "33")
-    names = ["1", "22", "33", "7", "404"]
+    for pid, target in (("8", "../1/comm"), ("9", "/proc/22/comm"), ("10", "/etc/hostname")):
+        (proc / pid).mkdir()
+        os.symlink(target, proc / pid / "comm")  # a file link: followed inside the root
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "hostname").write_text("inside\n")
+    names = ["1", "22", "33", "7", "404", "8", "9", "10"]
     expected = {n: fs.FS(str(tmp_path)).read_value(f"proc/{n}/comm") for n in names}
-    assert expected == {"1": "systemd", "22": "irqbalance", "33": "irqbalance", "7": None, "404": None}
+    assert expected == {"1": "systemd", "22": "irqbalance", "33": "irqbalance", "7": None, "404": None,
+                        "8": "systemd", "9": "irqbalance", "10": "inside"}
     assert fs.FS(str(tmp_path)).read_each("proc", names, "comm") == expected
     os.mkfifo(proc / "7" / "comm")
     with pytest.raises(fs.FactError, match="FIFO"):

@@ -31,12 +31,13 @@ def file_kind(mode: int) -> str:
 OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def open_checked(path: str, st: os.stat_result, what: str, flags: int) -> int:
-    """Open `path` whose stat is `st` only if it is a regular file: a FIFO or a device node
-    is never opened (opening some devices has effects); O_NONBLOCK and fstat catch a swap."""
+def open_checked(path: str, st: os.stat_result, what: str, flags: int, dir_fd: int | None = None) -> int:
+    """Open `path` (relative to `dir_fd` when given) whose stat is `st` only if it is a
+    regular file: a FIFO or a device node is never opened (opening some devices has
+    effects); O_NONBLOCK and fstat catch a swap."""
     if not stat.S_ISREG(st.st_mode):
         raise FactError(f"cannot read {what}: {file_kind(st.st_mode)}, not a regular file")
-    fd = os.open(path, OPEN_FLAGS | flags)
+    fd = os.open(path, OPEN_FLAGS | flags, dir_fd=dir_fd)
     if os.fstat(fd).st_ino != st.st_ino:  # swapped since the lstat: check the new one
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):

@@ -274,13 +274,20 @@ class FS:
             raise FactError(f"cannot read {rel}: {file_kind(st.st_mode)}, not a regular file")
         return fd, st.st_size
 
-    def _open_followed(self, rel: str, path: str | None = None) -> tuple[int, int] | None:
-        """Open `rel` (at `path` when its parent is already resolved) after an lstat: a link
-        is followed inside the root and a device node or FIFO is never opened."""
+    def _open_followed(self, rel: str, path: str | None = None, dir_fd: int | None = None,
+                       at: str = "") -> tuple[int, int] | None:
+        """Open `rel` (at `path` when its parent is already resolved, or at `at` under the
+        open directory `dir_fd`: shorter lookups for 3,000 files of one directory) after an
+        lstat: a link is followed inside the root and a device node or FIFO is never opened."""
         try:
             if path is None:
                 path = self.path(rel)
-            st = os.lstat(path)
+            if dir_fd is not None:
+                st = os.stat(at, dir_fd=dir_fd, follow_symlinks=False)
+                if not stat.S_ISLNK(st.st_mode):
+                    return open_checked(at, st, rel, os.O_NOFOLLOW, dir_fd), st.st_size
+            else:
+                st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):  # follow it here, inside the root and checked
                 path = self.path(rel)
                 st = os.lstat(path)
@@ -387,15 +394,24 @@ class FS:
             return {name: self.read_value(f"{rel_dir}/{name}/{leaf}") for name in names}
         base = self._prefix + "/".join(parts) + "/" if parts else self._prefix
         mounted = self.network_mounts and self._network_names
+        try:  # the directory resolved above, opened once: each file is looked up from it
+            dir_fd: int | None = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            dir_fd = None
         out: dict[str, str | None] = {}
-        for name in names:
-            rel = f"{rel_dir}/{name}/{leaf}"
-            if listing.get(name) != OTHER or (mounted and (name in mounted or leaf in mounted)):
-                out[name] = self.read_value(rel)
-                continue
-            opened = self._open_followed(rel, base + name + "/" + leaf)  # lstat first: no device is opened
-            text = None if opened is None else decode_text(self._read_opened(*opened, rel, VALUE_MAX_BYTES))
-            out[name] = None if text is None else text.strip()
+        try:
+            for name in names:
+                rel = f"{rel_dir}/{name}/{leaf}"
+                if listing.get(name) != OTHER or (mounted and (name in mounted or leaf in mounted)):
+                    out[name] = self.read_value(rel)
+                    continue
+                # lstat first: no device is opened
+                opened = self._open_followed(rel, base + name + "/" + leaf, dir_fd, name + "/" + leaf)
+                text = None if opened is None else decode_text(self._read_opened(*opened, rel, VALUE_MAX_BYTES))
+                out[name] = None if text is None else text.strip()
+        finally:
+            if dir_fd is not None:
+                os.close(dir_fd)
         return out
 
     def exists(self, rel: str) -> bool:
