@@ -54,7 +54,8 @@ appends with a blank. ATTR{x}=: the last value written wins.
 from __future__ import annotations
 
 from .._lazyre import lazy
-from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
+from ..parsers.udev_rules import UdevRule
+from ..parsers.udev_tokens import MATCH_OPS, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
 from .udev_index import resolved
 from .udev_match import substitute_format

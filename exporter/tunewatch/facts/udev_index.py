@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Callable
 
-    from ..parsers.udev_rules import UdevToken
+    from ..parsers.udev_tokens import UdevToken
 
     Test = Callable[[str | None], bool]  # a token's compiled test (udev_match.compile_match)
     # a line's index token: (source: None for KERNEL or an ATTR name, words, ((length, prefixes), ...))

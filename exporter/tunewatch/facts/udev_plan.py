@@ -33,7 +33,8 @@ lives as long as its scan.
 
 from __future__ import annotations
 
-from ..parsers.udev_rules import MATCH_OPS, UdevRule, UdevToken
+from ..parsers.udev_rules import UdevRule
+from ..parsers.udev_tokens import MATCH_OPS, UdevToken
 from .udev_index import Group, Index, Kept, attr_index, index_words, merge_lists
 from .udev_match import compile_match
 
