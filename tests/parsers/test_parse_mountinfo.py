@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 from tunewatch.errors import ParseError
 from tunewatch.parsers.mountinfo import MountInfo, parse_mountinfo
-from tunewatch.parsers._text import options_splitter, split_options
+from tunewatch.parsers._text import option_value, options_splitter, split_options
 
 NFS = ("123 28 0:53 / /sas\\040data rw,noatime,nodiratime shared:75 - nfs 10.0.0.4:/sasvol "
        "rw,vers=3,rsize=65536,wsize=65536,namlen=255,acdirmin=0,hard,proto=tcp,nconnect=8,timeo=600,"
@@ -117,3 +117,12 @@ def test_numbers_checked_one_by_one(ids, what):
 def test_long_numbers_still_parse():
     [m] = parse_mountinfo("12345678901 12345678902 98:0 / /m rw - ext3 /dev/root rw\n", "mi")
     assert (m.mount_id, m.parent_id) == (12345678901, 12345678902)
+
+
+def test_option_value_is_the_last_one():
+    """As the kernel and mount read options: the last `key=` counts; a flag has no value."""
+    pairs = split_options("rw,nconnect=4,hard,nconnect=8,rsize")
+    assert option_value(pairs, "nconnect") == "8"
+    assert option_value(pairs, "rsize") is None
+    assert option_value(pairs, "wsize") is None
+    assert option_value(pairs, "nconnect") == dict(pairs).get("nconnect")

@@ -140,11 +140,11 @@ def evaluate(t: Target) -> list[ObjectResult]:
     configured = t.vars["source"] == "fstab"  # the options the next boot's mount gets
     fstab_only = list(t.vars.get("fstab_only_options", []))
     # normalised once per check, not per mount: (without, with) the fstab-only options
-    meanings = (_meanings(base, t.vars), _meanings(base + fstab_only, t.vars))
+    wanted_meanings = (_meanings(base, t.vars), _meanings(base + fstab_only, t.vars))
 
     meaning_of, option_text = Meanings(t.vars), OptionTexts()
     wants = (",".join(base), ",".join(base + fstab_only))
-    wanted_keys = {key for _option, key, _value in meanings[True]}
+    wanted_keys = {key for _option, key, _value in wanted_meanings[True]}
     relevant = _Relevant(meaning_of, wanted_keys)
     problems_of: dict[tuple, list[str]] = {}
     judged_lines: dict[tuple, tuple[list[str], str]] = {}
@@ -162,7 +162,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         problems = problems_of.get(key)
         if problems is None:
             problems = problems_of[key] = _missing(normalise(key[0], t.vars, meanings=meaning_of),
-                                                   meanings[with_fstab_only])
+                                                   wanted_meanings[with_fstab_only])
         hit = problems, ",".join(map(option_text.__getitem__, pairs))
         if configured:
             judged_lines[(pairs, with_fstab_only)] = hit

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..parsers._text import option_value
 from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
 from .base import Target, as_number, per_object
 
@@ -58,14 +59,6 @@ def _fix(bm: BootMount, wanted: int) -> Fix:
     return Fix(file=bm.fix_file, change=f"{bm.map_key} -{','.join(opts)} {bm.spec}")
 
 
-def _value_of(pairs: tuple[tuple[str, str | None], ...], key: str) -> str | None:
-    """The value of the last `key=` option (as the kernel and mount take it), or None."""
-    for name, value in reversed(pairs):
-        if name == key:
-            return value
-    return None
-
-
 def evaluate(t: Target) -> list[ObjectResult]:
     wanted = t.vars["nconnect"]
     want = f"nconnect={wanted}"
@@ -77,7 +70,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
     kernel_ok = supported(host, t.vars)
 
     def one(mount):
-        running = _value_of(mount.super_options, "nconnect")
+        running = option_value(mount.super_options, "nconnect")
         if running is None and kernel_ok is None:
             return ObjectResult(mount.mount_point, ERROR, want, "kernel unknown",
                                 f"{mount.mount_point}: kernel version unreadable (proc/sys/kernel/osrelease), "
@@ -101,7 +94,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     f"{mount.mount_point} is configured in {bm.source}, but {bm.problem}",
                                     predicted=UNKNOWN, source=f"never applied: {bm.problem}",
                                     fix=Fix(command=f"systemctl enable {bm.enable}") if bm.enable else _fix(bm, wanted))
-            value = _value_of(bm.options, "nconnect")
+            value = option_value(bm.options, "nconnect")
             where = bm.where
             # nfs(5): without nconnect the client opens one connection per server
             boot = dict(predicted=f"nconnect={value}", source=f"configured by {where}") if value else \

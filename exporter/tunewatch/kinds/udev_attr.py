@@ -26,6 +26,7 @@ import re
 from ..errors import TunewatchError
 from ..facts import udev
 from ..facts.udev_device import sysattr_reader
+from ..parsers._text import option_value
 from ..parsers.nfs_conf import read_conf
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
 from .base import Target, per_object
@@ -84,7 +85,7 @@ def _kernel_default(t: Target, mount: MountInfo) -> tuple[int | None, str]:
             if "value" in d:
                 return d["value"], (f"kernel default (Linux {kernel} >= {d['since']}: {d['value']} KiB; "
                                     f"{d['source']}){of}")
-            rsize = dict(mount.super_options).get("rsize")
+            rsize = option_value(mount.super_options, "rsize")
             if rsize and rsize.isdigit():
                 kb = int(rsize) // 4096 * d["rsize_pages_times"] * 4
                 return kb, (f"kernel default (Linux {kernel} >= {d['since']}: rsize {rsize} in pages x "

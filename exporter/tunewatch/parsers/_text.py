@@ -83,6 +83,15 @@ def options_splitter():
     return split
 
 
+def option_value(pairs: tuple[tuple[str, str | None], ...], key: str) -> str | None:
+    """The value of the last `key=` in split_options() pairs (the kernel and mount take the
+    last), or None: absent, or a flag without `=`."""
+    for name, value in reversed(pairs):
+        if name == key:
+            return value
+    return None
+
+
 def split_options(field: str) -> tuple[tuple[str, str | None], ...]:
     pairs = []
     for item in field.split(","):
