@@ -80,7 +80,7 @@ def test_collect_never_writes_or_chmods_through_a_planted_link(tmp_path):
     """The links another user planted in the old attack (`proc/` appeared, then a link to a
     root-only file and one to a root-only directory): nothing is written or chmodded there."""
     from tunewatch.host.fs import FS
-    from tunewatch.scan.collect import _Snapshot
+    from tunewatch.scan.snapshot_writer import SnapshotWriter
     from tunewatch.scan.destdir import Dest
     source = tmp_path / "src"
     (source / "etc/NetworkManager/dispatcher.d").mkdir(parents=True)
@@ -97,7 +97,7 @@ def test_collect_never_writes_or_chmods_through_a_planted_link(tmp_path):
         (tmp_path / "snap/etc/NetworkManager/dispatcher.d").mkdir(parents=True)
         (tmp_path / "snap/etc/NetworkManager/dispatcher.d/10-x").symlink_to(secret)
         (tmp_path / "snap/ethtool").symlink_to(private)
-        snap = _Snapshot(FS(str(source)), dest)
+        snap = SnapshotWriter(FS(str(source)), dest)
         snap.copy("etc/NetworkManager/dispatcher.d/10-x")
         with pytest.raises(OSError):
             snap.write("ethtool/eth0.json", "{}\n")

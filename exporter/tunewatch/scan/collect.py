@@ -23,7 +23,6 @@ every configuration file copied; a snapshot's own entries are carried over.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import re
@@ -40,21 +39,18 @@ from ..facts.nextkernel import BLS_DIR, GRUB_CFGS, GRUBENVS, VMLINUZ_LINK
 from ..facts.services import UNIT_DIRS
 from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
 from ..facts.udev import RULES_DIRS
-from ..host.fs import FS, INTERRUPTS_MAX_BYTES, TEXT_MAX_BYTES
+from ..host.fs import FS
 from ..kinds._predict import default_sibling
 from ..parsers.mountinfo import parse_mountinfo
 from ..parsers.sysctl_conf import sysctl_key_to_path
 from .destdir import Dest
+from .snapshot_writer import SnapshotWriter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot._script_text
-SMALL_MAX_BYTES = boot._MAX_SCRIPT_BYTES  # config files, unit files and scripts: what a scan reads
-# The kernel's own tables grow with the machine: proc/interrupts is 5 MB at 416 CPUs.
-LARGE_MAX_BYTES = {"proc/interrupts": INTERRUPTS_MAX_BYTES, "proc/stat": TEXT_MAX_BYTES,
-                   "proc/self/mountinfo": TEXT_MAX_BYTES, "proc/1/mountinfo": TEXT_MAX_BYTES}
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 
 IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/kernel/random/boot_id",
@@ -87,123 +83,9 @@ CONFIG = [*((d, "*.conf") for d in SYSCTL_DIRS), *((d, "*.conf") for d in MODPRO
 # the boot loader's choice of the next kernel (facts/nextkernel.py): small text files only;
 # boot/vmlinuz is kept as a link, never the kernel image it names
 NEXT_KERNEL_FILES = ("etc/default/grub", "etc/sysconfig/kernel", *GRUB_CFGS, *GRUBENVS)
-# filestat.json records owner and mode of the configuration copied from these trees
-STAT_TREES = ("etc/", "usr/lib/", "lib/", "run/", "var/spool/")
 # sysfs attributes of an interface that its facts read (netdevice: MAC, its origin, ARPHRD type)
 NET_ATTRS = ("address", "addr_assign_type", "type", "ifindex", "uevent")  # ifindex, uevent: udev's properties
 _UDEV_ATTR = re.compile(r"\bATTRS?\{([A-Za-z0-9_./-]+)\}")
-
-
-class _Snapshot:
-    def __init__(self, fs: FS, dest: Dest, verbose: bool = False, progress: Callable[[str], None] | None = None):
-        self.fs, self.out, self.dest, self.written, self.verbose = fs, dest, dest.path, 0, verbose
-        self.progress = progress
-        self.skipped: list[tuple[str, str]] = []
-        self.walked: set[str] = set()
-        self.stats: dict[str, dict] | None = {}  # filestat.json; None: the source's is broken, copied as is
-
-    def record_stat(self, rel: str) -> None:
-        """Owner and mode of a configuration file as the scan of the source sees them."""
-        if self.stats is None or not rel.startswith(STAT_TREES):
-            return
-        try:
-            st = filestat.file_stat(self.fs, rel)
-        except TunewatchError as e:
-            self.warn(rel, f"owner and mode unknown: {e}")
-            return
-        if st is not None:
-            self.stats[rel] = {"mode": f"{st.mode:04o}", "uid": st.uid}
-
-    def warn(self, rel: str, why: str) -> None:
-        self.skipped.append((rel, why))
-        if self.verbose:
-            print(f"tunewatch collect: skipped {rel}: {why}", file=sys.stderr)
-
-    def write(self, rel: str, data: bytes | str, mode: int | None = None) -> None:
-        """First writer wins (a unit's content before its empty name); through dir fds (destdir)."""
-        if self.out.write(rel, data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data, mode):
-            self._count(rel)
-
-    def symlink(self, rel: str, target: str) -> None:
-        if self.out.symlink(rel, target):
-            self._count(rel)
-
-    def _count(self, rel: str) -> None:
-        self.written += 1
-        if self.progress is not None:  # the top directory only: collect's own names, no host data
-            self.progress(f"tunewatch collect: {self.written} files written ({rel.split('/', 1)[0]}/)")
-
-    def copy(self, rel: str, script: bool = False) -> bool:
-        """Copy one regular file's bytes; False when it is missing, on a network file
-        system, not a regular file, unreadable, too large or (`script`) a binary."""
-        rel = rel.strip("/")
-        cap = LARGE_MAX_BYTES.get(rel, SMALL_MAX_BYTES)
-        try:
-            data = self.fs.read_bytes(rel, cap)
-        except TunewatchError as e:
-            self.warn(rel, str(e).replace(f"cannot read {rel}: ", "").replace(f"{rel}: ", ""))
-            return False
-        if data is None:
-            return False
-        if script and (b"\x00" in data or data.startswith(b"\x7fELF")):
-            self.warn(rel, "a binary, not a script (the scan reads scripts only)")
-            return False
-        try:  # NetworkManager only runs executable dispatcher scripts: keep the mode
-            mode = os.stat(self.fs.path(rel)).st_mode & 0o777
-        except (OSError, TunewatchError):
-            mode = None
-        self.write(rel, data, mode)  # the mode is set on the file written, never through a path
-        self.record_stat(rel)
-        return True
-
-    def copy_or_link(self, rel: str, script: bool = False) -> None:
-        """A link stays a link with the same target text (a `/dev/null` mask, `99-sysctl.conf
-        -> ../sysctl.conf`), and the file it leads to inside the root is copied as well."""
-        try:
-            target = self.fs.readlink(rel)
-            if target is None:
-                self.copy(rel, script)
-                return
-            self.symlink(rel, target)
-            self.record_stat(rel)
-            if target == "/dev/null" or not self.fs.resolves(rel):
-                return
-            real = os.path.relpath(self.fs.path(rel), self.fs.root)
-        except TunewatchError as e:
-            self.warn(rel, str(e))
-            return
-        if not self.is_dir(real):
-            self.copy(real, script)
-
-    def listdir(self, rel: str) -> list[str]:
-        try:
-            return self.fs.listdir(rel)
-        except TunewatchError as e:
-            self.warn(rel, str(e))
-            return []
-
-    def is_dir(self, rel: str) -> bool:
-        try:
-            return self.fs.is_dir(rel)
-        except TunewatchError as e:
-            self.warn(rel, str(e))
-            return False
-
-    def copy_dir(self, rel: str, pattern: str | None) -> None:
-        try:
-            real = self.fs.path(rel)
-        except TunewatchError as e:
-            self.warn(rel, str(e))
-            return
-        if real in self.walked:  # a link loop, or a directory reached twice
-            return
-        self.walked.add(real)
-        for name in self.listdir(rel):
-            sub = f"{rel}/{name}"
-            if pattern is None and self.is_dir(sub):
-                self.copy_dir(sub, None)
-            elif pattern is None or fnmatch.fnmatchcase(name, pattern):
-                self.copy_or_link(sub, script=pattern is None)
 
 
 def _sysctl_keys(content: Content) -> set[str]:
@@ -225,7 +107,7 @@ def _sysctl_keys(content: Content) -> set[str]:
     return keys | {d for d in map(default_sibling, keys) if d}
 
 
-def _link(s: _Snapshot, rel: str) -> None:
+def _link(s: SnapshotWriter, rel: str) -> None:
     """A unit link stays a link with the same target text: absolute targets resolve inside
     the snapshot root, so dangling and /dev/null mask links mean what they meant live."""
     try:
@@ -239,7 +121,7 @@ def _link(s: _Snapshot, rel: str) -> None:
         s.symlink(rel, target)
 
 
-def _units(s: _Snapshot) -> None:
+def _units(s: SnapshotWriter) -> None:
     """Unit files with their content (a few hundred small files) and links as links."""
     fs = s.fs
     for d in UNIT_DIRS:
@@ -280,13 +162,13 @@ def _udev_attrs(dest: str) -> set[str]:
     return names
 
 
-def _attr(s: _Snapshot, rel: str) -> None:
+def _attr(s: SnapshotWriter, rel: str) -> None:
     """A sysfs value; links (`device`, `driver`) and directories are written by _interface."""
     if s.fs.exists(rel) and s.fs.readlink(rel) is None and not s.fs.is_dir(rel):
         s.copy(rel)
 
 
-def _interface(s: _Snapshot, name: str, attrs: set[str]) -> None:
+def _interface(s: SnapshotWriter, name: str, attrs: set[str]) -> None:
     """The interface's sysfs as its facts read it: state, MAC and type, master/lower links,
     and its device with every parent up to sys/devices (driver and subsystem links), so udev
     DRIVERS/SUBSYSTEMS/KERNELS and systemd .link `Driver=`/`Path=` match as they did (the
@@ -333,14 +215,14 @@ def _interface(s: _Snapshot, name: str, attrs: set[str]) -> None:
             s.warn(f"ethtool/{name}.json", str(e))
 
 
-def _comm(s: _Snapshot, pid: str) -> str:
+def _comm(s: SnapshotWriter, pid: str) -> str:
     try:
         return (s.fs.read_value(f"proc/{pid}/comm") or "").strip()
     except TunewatchError:
         return ""
 
 
-def _process_identity(s: _Snapshot, pid: str) -> None:
+def _process_identity(s: SnapshotWriter, pid: str) -> None:
     """What tells a process from one that only took its name: status (Uid) and the exe link's
     target (kinds/process_absent.py)."""
     s.copy(f"proc/{pid}/status")
@@ -349,7 +231,7 @@ def _process_identity(s: _Snapshot, pid: str) -> None:
         s.symlink(f"proc/{pid}/exe", exe)
 
 
-def _source_filestat(s: _Snapshot) -> dict:
+def _source_filestat(s: SnapshotWriter) -> dict:
     """The source snapshot's filestat.json entries; a broken one is copied as it is, so the
     copy scans to the same `error`."""
     try:
@@ -361,7 +243,7 @@ def _source_filestat(s: _Snapshot) -> dict:
         return {}
 
 
-def _write_filestat(s: _Snapshot, source: dict) -> None:
+def _write_filestat(s: SnapshotWriter, source: dict) -> None:
     if s.stats is None:
         return
     for rel, entry in source.items():  # what the source states about files copied but not recorded here
@@ -394,7 +276,7 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
     dest = Dest(directory)  # new, or empty and this user's alone; refused otherwise
     try:
         dest.start()
-        written = _collect(_Snapshot(FS(root), dest, verbose, progress), content, vsphere, verbose)
+        written = _collect(SnapshotWriter(FS(root), dest, verbose, progress), content, vsphere, verbose)
         dest.finish(f"tunewatch collect of {root}: {written} files")
     except OSError as e:  # a full disk: the snapshot stays marked incomplete, and scan refuses it
         raise ContentError(directory, f"collect stopped: {e}; the snapshot is incomplete and marked so "
@@ -404,7 +286,7 @@ def collect(root: str, directory: str, content: Content, vsphere: dict[str, str]
     return written
 
 
-def _collect(s: _Snapshot, content: Content, vsphere: dict[str, str] | None, verbose: bool) -> int:
+def _collect(s: SnapshotWriter, content: Content, vsphere: dict[str, str] | None, verbose: bool) -> int:
     source_stats = _source_filestat(s)
     bdis: set[str] = set()
     for rel in ("proc/self/mountinfo", "proc/1/mountinfo"):
