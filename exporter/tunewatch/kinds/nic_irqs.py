@@ -15,6 +15,8 @@ from ..results import Fix
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from .base import Target
 
 IRQ_VARS = {
@@ -44,7 +46,17 @@ def data_irqs(target: Target, iface: Interface) -> list[tuple[int, str]]:
     return found
 
 
-def read_affinities_ahead(target: Target, ifaces: list[Interface]) -> None:
+def nics_and_cpus(target: Target) -> Iterator[tuple[Interface, frozenset[int], int]]:
+    """The check's NICs, each with the CPUs its data IRQs may use and their NUMA node
+    (allowed_cpus()), every data IRQ's affinity read in one pass first."""
+    ifaces = target.interfaces()
+    _read_affinities_ahead(target, ifaces)
+    for iface in ifaces:
+        allowed, node = allowed_cpus(target, iface)
+        yield iface, allowed, node
+
+
+def _read_affinities_ahead(target: Target, ifaces: list[Interface]) -> None:
     """Every data IRQ's affinity of these NICs read in one pass (Facts.read_affinities_ahead:
     proc/irq opened once per scan), before the check asks IRQ by IRQ. A NIC whose data IRQs
     cannot be told is left to the check, which reports it where it always did."""
