@@ -26,6 +26,7 @@ import re
 import shlex
 import stat
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import TunewatchError
 from ..host.fs import FS
@@ -166,7 +167,7 @@ def _startup_files(fs: FS) -> list[BootScript]:
     return scripts
 
 
-_SPECIFIER = re.compile(r"%([%inNpI])")
+_SPECIFIER = lazy(r"%([%inNpI])")
 
 
 def _unescape(arg: str) -> str:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import re
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..host.fs import FS
 from ..parsers.tuned_conf import parse_tuned_conf, parse_tuned_main
 
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
-_SAFE_NAME = re.compile(r"^[a-zA-Z0-9_.-]+$")
+_SAFE_NAME = lazy(r"^[a-zA-Z0-9_.-]+$")
 # unit.py `Unit.__init__` pops these: they steer the unit and are never plugin options
 _CONTROL = ("priority", "type", "enabled", "replace", "drop", "devices", "devices_udev_regex", "cpuinfo_regex",
             "uname_regex", "script_pre", "script_post")
