@@ -71,9 +71,10 @@ def test_each_quick_option_is_a_plain_option_of_the_scan_parser():
         assert action.choices == (cli.FORMATS if option == "--format" else None), option
 
 
-def test_a_common_scan_imports_no_argparse():
+def test_a_common_scan_imports_no_argparse_and_nothing_of_vsphere():
     code = ("import sys; from tunewatch.cli.main import _main; rc = _main(sys.argv[1:]); sys.stdout.flush(); "
-            "print(sorted({'argparse', 'gettext', 'locale'} & set(sys.modules)), file=sys.stderr); sys.exit(rc)")
+            "print(sorted({'argparse', 'gettext', 'locale', 'tunewatch.vsphere.command'} & set(sys.modules)), "
+            "file=sys.stderr); sys.exit(rc)")
     run = subprocess.run([sys.executable, "-c", code, "scan", "--root", EXAMPLE, "--format", "json"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2, run.stderr

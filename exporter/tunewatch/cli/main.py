@@ -291,17 +291,26 @@ def cmd_scan(args: Namespace) -> int:
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
     if sum(path is None for _, path in reports) > 1:
         raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
-    from ..vsphere.command import scan_many, scan_setup
-    fleet = scan_many(args, content, profile, waivers)  # --vsphere.vm GLOB selecting several VMs
-    if fleet is not None:
-        from .fleet import write_fleet_reports
-        return write_fleet_reports(reports, fleet, _write, lambda to_terminal: _colour(args, to_terminal))
-    with scan_setup(args, profile) as (root, profile):  # --vsphere.config: VMX/ESXi facts from vSphere
-        result = engine.scan_with_watchdog(content, profile, root, waivers, timeout=args.timeout)
+    if not _names_vsphere(args):  # a plain scan: nothing of vsphere/ to import (docs/architecture.md#start-up-cost)
+        result = engine.scan_with_watchdog(content, profile, args.root, waivers, timeout=args.timeout)
+    else:
+        from ..vsphere.command import scan_many, scan_setup
+        fleet = scan_many(args, content, profile, waivers)  # --vsphere.vm GLOB selecting several VMs
+        if fleet is not None:
+            from .fleet import write_fleet_reports
+            return write_fleet_reports(reports, fleet, _write, lambda to_terminal: _colour(args, to_terminal))
+        with scan_setup(args, profile) as (root, profile):  # --vsphere.config: VMX/ESXi facts from vSphere
+            result = engine.scan_with_watchdog(content, profile, root, waivers, timeout=args.timeout)
     if result.timed_out:
         print(f"tunewatch: error: scan did not finish within {args.timeout:g} s; checks not decided are "
               "reported as error", file=sys.stderr)
     return _write_reports(args, reports, result, content)
+
+
+def _names_vsphere(args: Namespace) -> bool:
+    """Any --vsphere.* option given (without --vsphere.config the others are an error that
+    vsphere/command.py reports)."""
+    return any(getattr(args, dest, None) for dest in ("vsphere_config", "vsphere_vm", "vsphere_tag"))
 
 
 def _write_reports(args: Namespace, reports: list[tuple[str, str | None]], result: ScanResult, content: Content) -> int:
