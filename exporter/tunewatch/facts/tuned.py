@@ -26,7 +26,6 @@ from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..host.fs import FS
-from ..parsers.tuned_conf import parse_tuned_conf, parse_tuned_main
 
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
 _SAFE_NAME = lazy(r"^[a-zA-Z0-9_.-]+$")
@@ -65,6 +64,8 @@ def read_tuned_main(fs: FS) -> dict[str, str]:
     text = fs.read_text(TUNED_MAIN)
     if text is None:
         return {}
+    from ..parsers.tuned_conf import parse_tuned_main  # only a host with tuned (start-up cost)
+
     try:
         return parse_tuned_main(text, TUNED_MAIN)
     except ParseError:
@@ -121,6 +122,8 @@ class _Loader:
                 continue
             self.processed.append(rel)
             self.chain.append(name.lstrip("-"))
+            from ..parsers.tuned_conf import parse_tuned_conf  # only a host with tuned profiles (start-up cost)
+
             sections = parse_tuned_conf(self.fs.read_required(rel), rel)
             include = sections.get("main", {}).pop("include", None)
             if include:

@@ -32,7 +32,18 @@ def _is_cpu_column(word: str) -> bool:
 
 _NUMBERISH = lazy(r"[-+]?[0-9]")  # a count gone wrong, not the start of the chip text
 # A row whose IRQ has no action ends with the trigger: `2-edge`, `9-fasteoi`, ARM's `Level`.
-_TRIGGER = re.compile(r"(?:[0-9]*-)?(?:edge|level|fasteoi|simple|percpu(?:_devid)?)", re.I)
+_TRIGGER = lazy(r"(?:[0-9]*-)?(?:edge|level|fasteoi|simple|percpu(?:_devid)?)", re.I)
+_TRIGGERS = frozenset(("edge", "level", "fasteoi", "simple", "percpu", "percpu_devid"))
+
+
+def _is_trigger(word: str) -> bool:
+    """_TRIGGER.fullmatch(word), with string tests for the ASCII words /proc/interrupts
+    holds (docs/architecture.md#start-up-cost); re.I folds some non-ASCII letters too
+    (the Kelvin sign as k), so any other word asks the pattern."""
+    if not word.isascii():
+        return _TRIGGER.fullmatch(word) is not None
+    digits, dash, name = word.lower().partition("-")
+    return name in _TRIGGERS and (digits == "" or digits.isdigit()) if dash else digits in _TRIGGERS
 
 
 class IrqLine(FrozenRecord):
@@ -61,7 +72,7 @@ def _chip_and_name(words: list[str]) -> tuple[str, str]:
     for k, word in enumerate(words):
         if word.endswith(","):
             return " ".join(words[:k]), " ".join(words[k:])
-    if len(words) < 2 or _TRIGGER.fullmatch(words[-1]):
+    if len(words) < 2 or _is_trigger(words[-1]):
         return " ".join(words), ""
     return " ".join(words[:-1]), words[-1]
 
