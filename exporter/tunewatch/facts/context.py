@@ -258,8 +258,12 @@ class Facts:
         return _reader("vmware").read_esxcli(self.fs)
 
     def _in_time(self, what: object) -> None:
-        if self.deadline is not None and time.monotonic() > self.deadline:
+        if self._late():
             raise ScanTimeout(f"scan timed out before {what} was read")
+
+    def _late(self) -> bool:
+        """Past the scan's deadline: a read ahead is skipped, each fact's own read says so."""
+        return self.deadline is not None and time.monotonic() > self.deadline
 
     def sysctl_runtime(self, key: str) -> str | None:
         """proc/sys value of `key`, read once per scan (applicability and checks share it)."""
@@ -281,6 +285,19 @@ class Facts:
     def affinity(self, irq: int) -> IrqAffinity | None:
         return _remember(self._affinity, irq, lambda: _reader("irqs").read_affinity(self.fs, irq), self.deadline)
 
+    def read_affinities_ahead(self, irqs: list[int]) -> None:
+        """The affinity files of these IRQs read in one pass, for a check about to ask
+        affinity() of each (facts/irqs.read_affinities_ahead)."""
+        todo = [irq for irq in irqs if irq not in self._affinity]
+        if len(todo) > 1 and not self._late():
+            _reader("irqs").read_affinities_ahead(self.fs, todo)
+
     def read_ahead_kb(self, mount: MountInfo) -> int | None:
         self._in_time(f"read_ahead_kb of {mount.mount_point}")
         return _reader("mounts").read_ahead_kb(self.fs, mount)
+
+    def read_ahead_kbs_ahead(self, mounts: list[MountInfo]) -> None:
+        """The read_ahead_kb files of these mounts' bdis read in one pass, for a check about
+        to ask read_ahead_kb() of each (facts/mounts.read_ahead_kbs_ahead)."""
+        if len(mounts) > 1 and not self._late():
+            _reader("mounts").read_ahead_kbs_ahead(self.fs, mounts)

@@ -40,6 +40,12 @@ def fstab_index(entries: list[FstabEntry]) -> dict[str, FstabEntry]:
     return {mount_point_key(entry.file): entry for entry in entries}
 
 
+def read_ahead_kbs_ahead(fs: FS, mounts: list[MountInfo]) -> None:
+    """The bdi read_ahead_kb files of these mounts read in one pass (FS.read_ahead:
+    sys/class/bdi opened once), for read_ahead_kb() to find them read."""
+    fs.read_ahead("sys/class/bdi", [f"{m.major}:{m.minor}" for m in mounts], ("read_ahead_kb",))
+
+
 def read_ahead_kb(fs: FS, mount: MountInfo) -> int | None:
     """None when the bdi has no read_ahead_kb (absent); unreadable or garbage raises."""
     rel = f"sys/class/bdi/{mount.major}:{mount.minor}/read_ahead_kb"

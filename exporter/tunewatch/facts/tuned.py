@@ -36,7 +36,7 @@ _TRUE = ("True", "true", "1")  # unit.py: `config.pop("enabled", True) in [True,
 
 
 class TunedProfile(FrozenRecord):
-    __slots__ = ("name", "chain", "sysctl", "units", "missing", "dirs", "steps")
+    __slots__ = ("name", "chain", "sysctl", "units", "missing", "dirs", "steps", "applied", "unit_files")
     name: str  # the active names as tuned names the merged profile: "sap-hana sas"
     chain: tuple[str, ...]  # every profile loaded, each active name followed by what it includes
     sysctl: dict[str, tuple[str, str]]  # key -> (value, source), in the order tuned writes them
@@ -45,10 +45,13 @@ class TunedProfile(FrozenRecord):
     dirs: tuple[str, ...]  # profile directories searched, in tuned's order (a later one wins)
     # the units that write sysctls, in the order tuned applies them: ("sysctl" | "vm", ((key, value, source), ...))
     steps: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...]
+    applied: tuple[str, ...]  # the units tuned starts, in its order (_applied()); none when a name is missing
+    unit_files: dict[str, str]  # unit -> the file of its newest definition
 
     def __init__(self, name: str, chain: tuple[str, ...], sysctl: dict[str, tuple[str, str]] | None = None,
                  units: dict[str, dict[str, str]] | None = None, missing: tuple[str, ...] = (),
-                 dirs: tuple[str, ...] = (), steps: tuple = ()):
+                 dirs: tuple[str, ...] = (), steps: tuple = (), applied: tuple[str, ...] = (),
+                 unit_files: dict[str, str] | None = None):
         self.name = name
         self.chain = chain
         self.sysctl = {} if sysctl is None else sysctl
@@ -56,6 +59,8 @@ class TunedProfile(FrozenRecord):
         self.missing = missing
         self.dirs = dirs
         self.steps = steps if steps else (("sysctl", tuple((k, v, src) for k, (v, src) in self.sysctl.items())),)
+        self.applied = applied
+        self.unit_files = {} if unit_files is None else unit_files
 
 
 def read_tuned_main(fs: FS) -> dict[str, str]:
@@ -131,19 +136,23 @@ class _Loader:
             self.loaded.append((name.lstrip("-"), rel, sections))
 
 
-def _merge(loaded: list[tuple[str, str, dict]]) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
-    """merger.py `_merge_two()` over every loaded profile: (units, source file of each option)."""
+def _merge(loaded: list[tuple[str, str, dict]]
+           ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], dict[str, str]]:
+    """merger.py `_merge_two()` over every loaded profile: (units, source file of each
+    option, file of each unit's newest definition)."""
     units: dict[str, dict[str, str]] = {}
     sources: dict[str, dict[str, str]] = {}
+    files: dict[str, str] = {}
     for _name, rel, sections in loaded:
         for unit, options in sections.items():
             if unit == "main":
                 continue
+            files[unit] = rel
             options = dict(options)
             control = {k: options.pop(k) for k in _CONTROL if k in options}
             head = {"type": control.get("type", unit), "enabled": "1" if control.get("enabled", "1") in _TRUE else "0",
                     "devices": control.get("devices", "*")}
-            head.update({k: control[k] for k in ("priority", "uname_regex", "cpuinfo_regex") if k in control})
+            head.update({k: control[k] for k in _KEPT_CONTROL if k in control})
             if control.get("replace", "0") in _TRUE or unit not in units:
                 units[unit], sources[unit] = {}, {}
             for option in (o.strip() for o in control.get("drop", "").split(",") if o.strip()):
@@ -152,7 +161,7 @@ def _merge(loaded: list[tuple[str, str, dict]]) -> tuple[dict[str, dict[str, str
             units[unit].update(head)
             units[unit].update(options)
             sources[unit].update({k: rel for k in options})
-    return units, sources
+    return units, sources, files
 
 
 def read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
@@ -163,13 +172,15 @@ def read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
     dirs, _why = profile_dirs(fs, layouts)
     loader = _Loader(fs, dirs)
     loader.load(names)
-    units, sources = _merge(loader.loaded)
+    units, sources, files = _merge(loader.loaded)
     sysctl: dict[str, tuple[str, str]] = {}
     steps = []
+    applied: list[str] = []
     if not loader.missing:  # tuned loads all or nothing
         uname = (f"Linux {fs.read_value('proc/sys/kernel/hostname') or ''} "
                  f"{fs.read_value('proc/sys/kernel/osrelease') or ''}")
         for unit, options in _applied(units, uname):
+            applied.append(unit)
             writes = tuple((k, v, sources[unit][k]) for k, v in options.items() if k not in _HEAD)
             if options["type"] == "sysctl":
                 sysctl.update({k: (v, src) for k, v, src in writes})
@@ -177,10 +188,12 @@ def read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
             elif options["type"] == "vm":
                 steps.append(("vm", tuple(w for w in writes if w[0] in _VM_DIRTY)))
     return TunedProfile(" ".join(names), tuple(loader.chain), sysctl, units, tuple(loader.missing), dirs,
-                        tuple(steps) or (("sysctl", ()),))
+                        tuple(steps) or (("sysctl", ()),), tuple(applied), files)
 
 
-_HEAD = ("type", "enabled", "devices", "priority", "uname_regex", "cpuinfo_regex")
+# control options kept in a merged unit besides type, enabled and devices (what selects it and its devices)
+_KEPT_CONTROL = ("priority", "uname_regex", "cpuinfo_regex", "devices_udev_regex")
+_HEAD = ("type", "enabled", "devices", *_KEPT_CONTROL)
 # plugin_vm.py (tuned >= 2.25, commit "vm: Add support for dirty_(bytes|ratio)"): these
 # options write /proc/sys/vm/<option>; throughput-performance sets dirty_ratio there since
 _VM_DIRTY = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio")

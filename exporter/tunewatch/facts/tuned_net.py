@@ -7,10 +7,11 @@ device (`hotplug.Plugin._added_device_apply_tuning()`). It counts at boot only w
 tuned.service is enabled and the profile is active (`etc/tuned/active_profile`, several
 names merged in order, later ones overriding: `tuned/profiles/merger.py`).
 
-- Profiles merge unit by unit (`merger.py` `_merge_two()`): included profiles first, the
-  including one over them; a unit of the same name takes the newer `type`, `enabled`,
-  `devices` (default `*`, `tuned/profiles/unit.py`) and options, or replaces the older
-  one with `replace=1`. A section's plugin is its `type=`, else its name.
+- The profile is loaded and merged by facts/tuned.py, as for the sysctls tuned writes
+  (includes split on `,` or `;`, `-name` optional, a missing profile makes tuned apply
+  nothing, `replace=`, `drop=`, `enabled`, `uname_regex`; a unit with `cpuinfo_regex` is
+  reported, /proc/cpuinfo not being part of a snapshot). A unit's plugin is its `type=`,
+  else its name.
 - Devices: instances in priority order (`units/manager.py`, default priority 0, stable)
   take the free devices their `devices=` matches (`hardware/device_matcher.py`: rules split
   at blanks or commas, shell globs, `!` negation; no positive rule means `*`); a device
@@ -20,7 +21,6 @@ names merged in order, later ones overriding: `tuned/profiles/merger.py`).
   names the plugin does not know for channels, ring and coalesce; `features=` takes
   ethtool -K names (short `lro`, `gro`... or long ones).
 - `${variables}` and `devices_udev_regex=` are not expanded here: reported, never guessed.
-- Inline `#` comments are dropped (`profiles/loader.py`: `inline_comment_prefixes=('#')`).
 """
 
 from __future__ import annotations
@@ -30,10 +30,9 @@ import re
 
 from .._lazyre import lazy
 from ..host.fs import FS
-from ..parsers.ini import parse_ini
 from .netdevice import NetDevice
 from .services import read_unit_state
-from .tuned import profile_file
+from .tuned import read_active_tuned
 
 Entry = tuple[str, dict[str, str], tuple[str, ...], "str | None", "bool | None"]
 
@@ -54,47 +53,6 @@ _FEATURES = {"rx": "rx-checksumming", "tx": "tx-checksumming", "sg": "scatter-ga
              "lro": "large-receive-offload", "rxvlan": "rx-vlan-offload", "txvlan": "tx-vlan-offload",
              "ntuple": "ntuple-filters", "rxhash": "receive-hashing"}
 _SPLIT = lazy(r"(:\s*)|(\s+)|(\s*;\s*)|(\s*,\s*)")
-_COMMENT = lazy(r"\s+#.*$")
-_NOT_UNITS = ("main", "variables")
-
-
-class _Unit:
-    def __init__(self, name: str, options: dict[str, str], source: str):
-        self.name, self.source = name, source
-        self.type = options.pop("type", name)
-        self.enabled = options.pop("enabled", "true") in ("True", "true", "1")
-        self.devices = options.pop("devices", "*")
-        self.udev_regex = options.pop("devices_udev_regex", None)
-        self.priority = options.pop("priority", None)
-        self.replace = options.pop("replace", "false") in ("True", "true", "1")
-        self.options = options
-
-
-def _merge(units: dict[str, _Unit], new: _Unit) -> None:
-    old = units.get(new.name)
-    if old is None or new.replace:
-        units[new.name] = new
-        return
-    old.type, old.enabled, old.devices, old.source = new.type, new.enabled, new.devices, new.source
-    old.priority = new.priority if new.priority is not None else old.priority
-    old.udev_regex = new.udev_regex if new.udev_regex is not None else old.udev_regex
-    old.options.update(new.options)
-
-
-def _load(fs: FS, name: str, units: dict[str, _Unit], seen: tuple[str, ...], layouts: dict | None) -> None:
-    rel = profile_file(fs, name, layouts)
-    if rel is None or name in seen:
-        return
-    conf = parse_ini(fs.read_required(rel), rel)
-    for included in filter(None, (p.strip() for p in _value(conf.get("main", {}).get("include", "")).split(","))):
-        _load(fs, included, units, seen + (name,), layouts)
-    for section, options in conf.items():
-        if section and section not in _NOT_UNITS:
-            _merge(units, _Unit(section, {k: _value(v) for k, v in options.items()}, rel))
-
-
-def _value(v: str) -> str:
-    return _COMMENT.sub("", v).strip()
 
 
 def _matches(rules: str, device: str) -> bool:
@@ -123,33 +81,35 @@ def _settings(option: str, value: str) -> tuple[dict[str, str], str | None]:
 
 
 def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> list[Entry]:
-    """`layouts`: content's tuned layout (facts/tuned.py `profile_dirs`)."""
-    active = (fs.read_value("etc/tuned/active_profile") or "").split()
-    if not active:
+    """`layouts`: content's tuned layout (facts/tuned.py `profile_dirs`). The profile is
+    loaded and merged as facts/tuned.py models tuned (includes, optional and missing
+    profiles, `replace=`, `drop=`, the units tuned starts and their order)."""
+    profile = read_active_tuned(fs, layouts)
+    if profile is None:
         return []
-    units: dict[str, _Unit] = {}
-    for name in active:  # several active profiles merge in order, later ones override
-        _load(fs, name, units, (), layouts)
-    net = [u for u in units.values() if u.type == "net" and u.enabled and
-           any(k in u.options for k in _SECTIONS)]
-    if not net:
+    units = profile.units
+    net = [u for u in profile.applied if units[u]["type"] == "net" and any(k in units[u] for k in _SECTIONS)]
+    unjudged = [u for u in units if u not in profile.applied and not profile.missing and units[u]["type"] == "net"
+                and units[u]["enabled"] == "1" and "cpuinfo_regex" in units[u]]
+    if not net and not unjudged:
         return []
     state = read_unit_state(fs, "tuned.service")
     off = None if state.enabled else \
-        f"tuned.service is {state.state.replace('-', ' ')}: profile {' '.join(active)} is not applied at boot"
+        f"tuned.service is {state.state.replace('-', ' ')}: profile {profile.name} is not applied at boot"
     free = [n for n, d in devices.items() if d.parents]  # /sys/devices/virtual/net devices are not offered
     found: list[Entry] = []
-    for unit in sorted(net, key=lambda u: int(u.priority or 0)):
-        source = f"{unit.source} [{unit.name}]"
-        if unit.udev_regex is not None:
-            found.append((source, {}, tuple(free), f"devices_udev_regex={unit.udev_regex} is not judged here", True))
+    for unit in net:
+        options, source = units[unit], f"{profile.unit_files[unit]} [{unit}]"
+        if "devices_udev_regex" in options:
+            found.append((source, {}, tuple(free), f"devices_udev_regex={options['devices_udev_regex']} is not "
+                          "judged here", True))
             continue
-        mine = [n for n in free if _matches(unit.devices, n)]
+        mine = [n for n in free if _matches(options["devices"], n)]
         free = [n for n in free if n not in mine]
         if not mine:
             continue
         for option in _SECTIONS:
-            value = unit.options.get(option)
+            value = options.get(option)
             if not value:
                 continue
             if "${" in value:
@@ -161,4 +121,7 @@ def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> l
                 found.append((source, settings if not off else {}, tuple(mine), off, True))
             if why and not off:
                 found.append((source, {}, tuple(mine), why, True))
+    for unit in unjudged:  # /proc/cpuinfo is not part of a snapshot (facts/tuned.py _applied())
+        found.append((f"{profile.unit_files[unit]} [{unit}]", {}, tuple(free),
+                      f"cpuinfo_regex={units[unit]['cpuinfo_regex']} is not judged here", True))
     return found

@@ -385,34 +385,64 @@ class FS:
 
     def read_each(self, rel_dir: str, names: list[str], leaf: str) -> dict[str, str | None]:
         """read_value(f"{rel_dir}/{name}/{leaf}") for each of `names` (proc/<pid>/comm for
-        3,000 pids): the same checks in one loop, `rel_dir` resolved once. A name that its
-        listing does not show as a plain directory, or that names a mount point, takes the
-        general path."""
+        3,000 pids): the same checks in one loop, `rel_dir` resolved and opened once. A name
+        that its listing does not show as a plain directory, or that names a mount point,
+        takes the general path."""
+        out: dict[str, str | None] = {}
+        for name, rel, data in self._each_leaf(rel_dir, names, (leaf,)):
+            if data is _UNREAD:
+                out[name] = self.read_value(rel)
+            else:
+                out[name] = None if data is None else decode_text(data).strip()
+        return out
+
+    def read_ahead(self, rel_dir: str, names: list[str], leaves: tuple[str, ...]) -> None:
+        """Read `rel_dir/<name>/<leaf>` for each name and leaf in one pass (`rel_dir` opened
+        once), kept as a first read keeps a small file: the checks that then read them one by
+        one (proc/irq/<irq>/smp_affinity_list, sys/class/bdi/<bdi>/read_ahead_kb) are served
+        from memory. Names that are not plain directories are left to those reads, and so
+        is everything from a file that cannot be read on: its own read says why."""
+        small = self._small
+        try:
+            for _name, rel, data in self._each_leaf(rel_dir, [n for n in names if n], leaves):
+                if data is not _UNREAD and rel not in small and (data is None or len(data) <= SMALL_FILE_BYTES):
+                    small[rel] = data
+        except FactError:
+            return
+
+    def _each_leaf(self, rel_dir: str, names: list[str], leaves: tuple[str, ...]
+                   ) -> Iterator[tuple[str, str, Any]]:
+        """(name, rel, bytes or None when missing) of each `rel_dir/<name>/<leaf>`, each
+        looked up from `rel_dir` opened once; the bytes are _UNREAD for a name its listing
+        does not show as a plain directory, or that names a mount point (the caller takes
+        the general path for those)."""
         parts = self._components(rel_dir.strip("/"))
         listing = self._listing(parts)
         if listing.__class__ is not dict:
-            return {name: self.read_value(f"{rel_dir}/{name}/{leaf}") for name in names}
+            for name in names:
+                for leaf in leaves:
+                    yield name, f"{rel_dir}/{name}/{leaf}", _UNREAD
+            return
         base = self._prefix + "/".join(parts) + "/" if parts else self._prefix
         mounted = self.network_mounts and self._network_names
         try:  # the directory resolved above, opened once: each file is looked up from it
             dir_fd: int | None = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             dir_fd = None
-        out: dict[str, str | None] = {}
         try:
             for name in names:
-                rel = f"{rel_dir}/{name}/{leaf}"
-                if listing.get(name) != OTHER or (mounted and (name in mounted or leaf in mounted)):
-                    out[name] = self.read_value(rel)
-                    continue
-                # lstat first: no device is opened
-                opened = self._open_followed(rel, base + name + "/" + leaf, dir_fd, name + "/" + leaf)
-                text = None if opened is None else decode_text(self._read_opened(*opened, rel, VALUE_MAX_BYTES))
-                out[name] = None if text is None else text.strip()
+                plain = listing.get(name) == OTHER and not (mounted and name in mounted)
+                for leaf in leaves:
+                    rel = f"{rel_dir}/{name}/{leaf}"
+                    if not plain or (mounted and leaf in mounted):
+                        yield name, rel, _UNREAD
+                        continue
+                    # lstat first: no device is opened
+                    opened = self._open_followed(rel, base + name + "/" + leaf, dir_fd, name + "/" + leaf)
+                    yield name, rel, None if opened is None else self._read_opened(*opened, rel, VALUE_MAX_BYTES)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
-        return out
 
     def exists(self, rel: str) -> bool:
         """Like lexists on a live host: a dangling or /dev/null link exists as a link."""

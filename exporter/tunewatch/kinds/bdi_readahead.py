@@ -27,4 +27,6 @@ def evaluate(t: Target) -> list[ObjectResult]:
                             f"{mount.mount_point} (bdi {bdi}) reads ahead {value} KiB, want {wanted}: {command}",
                             setting, fix=Fix(command=command))
 
-    return per_object(t.mounts(), lambda m: m.mount_point, one)
+    mounts = t.mounts()
+    t.facts.read_ahead_kbs_ahead(mounts)
+    return per_object(mounts, lambda m: m.mount_point, one)

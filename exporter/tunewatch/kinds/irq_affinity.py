@@ -7,7 +7,7 @@ import functools
 from ..parsers.cpulist import format_cpulist
 from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, IrqPlacement, ObjectResult
 from .base import Target, per_object
-from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix
+from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix, read_affinities_ahead
 
 # its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
 PER_INTERFACE = True
@@ -35,7 +35,9 @@ def pin_fix(allowed: frozenset[int], node: int, nic: str) -> Fix:
 
 def evaluate(t: Target) -> list[ObjectResult]:
     results = []
-    for iface in t.interfaces():
+    ifaces = t.interfaces()
+    read_affinities_ahead(t, ifaces)
+    for iface in ifaces:
         allowed, node = allowed_cpus(t, iface)
         want = f"within {format_cpulist(allowed)} (node {node})"
         irqs = data_irqs(t, iface)

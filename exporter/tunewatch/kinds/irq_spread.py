@@ -17,7 +17,7 @@ from collections import Counter
 from ..parsers.cpulist import format_cpulist
 from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, error_result
 from .base import Target
-from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix
+from .nic_irqs import IRQ_VARS, allowed_cpus, data_irqs, no_cpu_fix, read_affinities_ahead
 
 # its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
 PER_INTERFACE = True
@@ -55,7 +55,9 @@ def _fix(irq: int, cpus: frozenset[int], plan: dict[int, int], node: int, nic: s
 
 def evaluate(t: Target) -> list[ObjectResult]:
     results = []
-    for iface in t.interfaces():
+    ifaces = t.interfaces()
+    read_affinities_ahead(t, ifaces)
+    for iface in ifaces:
         allowed, node = allowed_cpus(t, iface)
         placed: dict[int, frozenset[int]] = {}
         for irq, _name in data_irqs(t, iface):
