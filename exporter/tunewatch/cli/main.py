@@ -5,7 +5,6 @@ Exit codes: 0 nothing fails, 2 something fails or errors, 1 usage or content err
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
@@ -15,9 +14,11 @@ from ..content.catalog import SHIPPED, Content
 from ..errors import ContentError, TunewatchError, did_you_mean
 from ..host.rootcheck import check_root
 from ..scan import engine
+from .quickscan import common_scan_args
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from argparse import Namespace, _SubParsersAction
     from typing import Callable
 
@@ -52,6 +53,8 @@ def _detail_arg(p: argparse.ArgumentParser) -> None:
 
 def _seconds(text: str) -> float:
     """argparse type for durations: the same Prometheus-style syntax as the serve flags."""
+    import argparse
+
     from ..serve.options import parse_duration  # light: argparse and re only
     try:
         return parse_duration(text)
@@ -88,6 +91,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     and the export/remediate modules are imports a scan does not need (docs/architecture.md#start-up-cost). Parsing a
     valid command line gives the same result either way; an unknown command (only=None)
     gets the whole parser and its "invalid choice" message."""
+    import argparse  # here: a scan of the common shape needs none (cli/quickscan.py)
+
     from .helpformat import ArgumentParser  # argparse's, without importing shutil for every add_argument
 
     parser = ArgumentParser(
@@ -136,6 +141,8 @@ def _add_scan(sub: _SubParsersAction) -> None:
 
 
 def _add_collect(sub: _SubParsersAction) -> None:
+    import argparse
+
     p = sub.add_parser("collect", help="write a snapshot of this host's facts to DIR")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--verbose", "-v", action="store_true", help="list every file skipped (default: one summary line)")
@@ -182,6 +189,8 @@ def _add_paths(sub: _SubParsersAction) -> None:
 
 
 def _add_completion(sub: _SubParsersAction) -> None:
+    import argparse
+
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)",
                        epilog="bash: tunewatch completion bash > /etc/bash_completion.d/tunewatch\n"
                               "zsh:  tunewatch completion zsh > \"${fpath[1]}/_tunewatch\"",
@@ -217,6 +226,8 @@ def _command_of(argv: list[str]) -> str | None:
 
 def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The (sub)parser that parsed the chosen (sub)command: `export goss`'s, not tunewatch's."""
+    import argparse
+
     while True:
         chosen = next((a.choices.get(getattr(args, a.dest, None) or "") for a in parser._actions
                        if isinstance(a, argparse._SubParsersAction)), None)
@@ -226,6 +237,8 @@ def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> arg
 
 
 def _report_spec(value: str) -> tuple[str, str]:
+    import argparse
+
     fmt, sep, path = value.partition("=")
     if not sep or not path or fmt not in FORMATS:
         raise argparse.ArgumentTypeError(f"expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}, got {value!r}")
@@ -278,17 +291,26 @@ def cmd_scan(args: Namespace) -> int:
     reports = [(args.format, args.output)] + [(fmt, None if path == "-" else path) for fmt, path in args.report]
     if sum(path is None for _, path in reports) > 1:
         raise ContentError("--report", "only one report can go to standard output: give --output FILE or FORMAT=FILE")
-    from ..vsphere.command import scan_many, scan_setup
-    fleet = scan_many(args, content, profile, waivers)  # --vsphere.vm GLOB selecting several VMs
-    if fleet is not None:
-        from .fleet import write_fleet_reports
-        return write_fleet_reports(reports, fleet, _write, lambda to_terminal: _colour(args, to_terminal))
-    with scan_setup(args, profile) as (root, profile):  # --vsphere.config: VMX/ESXi facts from vSphere
-        result = engine.scan_with_watchdog(content, profile, root, waivers, timeout=args.timeout)
+    if not _names_vsphere(args):  # a plain scan: nothing of vsphere/ to import (docs/architecture.md#start-up-cost)
+        result = engine.scan_with_watchdog(content, profile, args.root, waivers, timeout=args.timeout)
+    else:
+        from ..vsphere.command import scan_many, scan_setup
+        fleet = scan_many(args, content, profile, waivers)  # --vsphere.vm GLOB selecting several VMs
+        if fleet is not None:
+            from .fleet import write_fleet_reports
+            return write_fleet_reports(reports, fleet, _write, lambda to_terminal: _colour(args, to_terminal))
+        with scan_setup(args, profile) as (root, profile):  # --vsphere.config: VMX/ESXi facts from vSphere
+            result = engine.scan_with_watchdog(content, profile, root, waivers, timeout=args.timeout)
     if result.timed_out:
         print(f"tunewatch: error: scan did not finish within {args.timeout:g} s; checks not decided are "
               "reported as error", file=sys.stderr)
     return _write_reports(args, reports, result, content)
+
+
+def _names_vsphere(args: Namespace) -> bool:
+    """Any --vsphere.* option given (without --vsphere.config the others are an error that
+    vsphere/command.py reports)."""
+    return any(getattr(args, dest, None) for dest in ("vsphere_config", "vsphere_vm", "vsphere_tag"))
 
 
 def _write_reports(args: Namespace, reports: list[tuple[str, str | None]], result: ScanResult, content: Content) -> int:
@@ -417,13 +439,15 @@ def _exit_now(code: int) -> int:
 
 
 def _main(argv: list[str], console: bool = False) -> int:
-    try:
-        parser = build_parser(_command_of(argv))
-        args, unknown = parser.parse_known_args(argv)
-        if unknown:  # argparse would blame the top-level parser; the subcommand's usage helps
-            _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
-    except SystemExit as e:  # argparse: usage errors are 1 here, 2 means "a check fails"
-        return 1 if e.code else 0
+    args = common_scan_args(argv, FORMATS)  # most timers and scripts: argparse's result without argparse
+    if args is None:
+        try:
+            parser = build_parser(_command_of(argv))
+            args, unknown = parser.parse_known_args(argv)
+            if unknown:  # argparse would blame the top-level parser; the subcommand's usage helps
+                _innermost(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+        except SystemExit as e:  # argparse: usage errors are 1 here, 2 means "a check fails"
+            return 1 if e.code else 0
     if console and _collects_garbage(args):
         gc.enable()
     try:

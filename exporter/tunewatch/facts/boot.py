@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import stat
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import TunewatchError
 from ..host.fs import FS
@@ -70,7 +70,7 @@ class BootScript(FrozenRecord):
 
 _MAX_SCRIPT_BYTES = 256 * 1024
 _EXEC = re.compile(r"^\s*Exec(?:Start|StartPre|StartPost)\s*=\s*[-@:+!]*(\S+)(.*)$", re.M)
-_POSITIONAL = re.compile(r'"?\$(?:\{(\d+)\}|(\d)(?!\d))"?|"?\$(?:\{[@*]\}|[@*])"?')
+_POSITIONAL = lazy(r'"?\$(?:\{(\d+)\}|(\d)(?!\d))"?|"?\$(?:\{[@*]\}|[@*])"?')
 
 
 def with_arguments(text: str, args: list[str]) -> str:
@@ -85,10 +85,13 @@ def with_arguments(text: str, args: list[str]) -> str:
     return _POSITIONAL.sub(sub, text) if args else text
 
 
+_SCRIPT_DIRS = ("/usr/", "/etc/", "/opt/", "/root/", "/sbin/", "/bin/", "/lib/")  # a test, not a pattern to compile
+
+
 def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
     """Text of a script a unit runs, unless it lives on a network mount (a hung NFS
     server must not hang the scan: /opt/sas on NFS is common on SAS Grid hosts)."""
-    if not path.startswith("/") or not re.match(r"^/(usr|etc|opt|root|sbin|bin|lib)/", path):
+    if not path.startswith(_SCRIPT_DIRS):
         return ""
     if any(path == m or path.startswith(m.rstrip("/") + "/") for m in remote):
         return ""
@@ -101,7 +104,16 @@ def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
     return "" if not text or "\x00" in text else text
 
 
+def _executed(fs: FS, program: str, rest: str, remote: tuple[str, ...]) -> str:
+    """The script an Exec line runs, with the line's arguments; without a script text there
+    is nothing to substitute, and the arguments are not even split (docs/architecture.md#start-up-cost)."""
+    text = _script_text(fs, program, remote)
+    return with_arguments(text, _args(rest)) if text else ""
+
+
 def _args(rest: str) -> list[str]:
+    import shlex  # only for a script found on this root
+
     try:
         return shlex.split(rest)
     except ValueError:
@@ -166,7 +178,7 @@ def _startup_files(fs: FS) -> list[BootScript]:
     return scripts
 
 
-_SPECIFIER = re.compile(r"%([%inNpI])")
+_SPECIFIER = lazy(r"%([%inNpI])")
 
 
 def _unescape(arg: str) -> str:
@@ -194,8 +206,7 @@ def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript
         if rel is None or fs.is_dir(rel):
             continue
         text = with_specifiers(fs.read_text(rel) or "", unit)
-        executed = "".join(with_arguments(_script_text(fs, m.group(1), remote_mounts), _args(m.group(2)))
-                           for m in _EXEC.finditer(text))
+        executed = "".join(_executed(fs, m.group(1), m.group(2), remote_mounts) for m in _EXEC.finditer(text))
         source = rel if rel.endswith("/" + unit) else f"{rel} as {unit}"
         scripts.append(BootScript(source, "systemd", text + "\n" + executed,
                                   wanted_by=read_unit_state(fs, unit).wanted_by))

@@ -8,13 +8,11 @@ checks that depend on it and costs nothing for the others.
 from __future__ import annotations
 
 import functools
-import importlib
 import sys
 import time
 
 from ..errors import FactError, ParseError
 from ..host.fs import FS, is_network_fstype
-from ..parsers.sysctl_command import find_sysctl_runs
 from .defaults import Defaults
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
@@ -32,8 +30,12 @@ if TYPE_CHECKING:
 def _reader(name: str) -> ModuleType:
     """The fact module `name`, imported when a check first asks for its fact: a scan
     loads the readers (and parsers) its checks need, not all of them (docs/architecture.md#start-up-cost)."""
-    module = sys.modules.get(f"{__package__}.{name}")  # per IRQ and per sysctl: skip importlib's lock
-    return module if module is not None else importlib.import_module(f"{__package__}.{name}")
+    qualified = f"{__package__}.{name}"
+    module = sys.modules.get(qualified)  # per IRQ and per sysctl: skip the import machinery's lock
+    if module is None:
+        __import__(qualified)  # import_module without importing importlib (docs/architecture.md#start-up-cost)
+        module = sys.modules[qualified]
+    return module
 
 
 class ScanTimeout(FactError):
@@ -192,6 +194,8 @@ class Facts:
         """Programs that apply sysctl files when a module of `module_params` loads: its
         modprobe.d `install` line (run by modprobe, first), then the udev rules RUN for its
         "add" event (SUBSYSTEM "module", KERNEL its name)."""
+        from ..parsers.sysctl_command import find_sysctl_runs  # only with module_params (start-up cost)
+
         hooks = []
         for module in sorted({p.split(".", 1)[0] for p in self.module_params}):
             inst = self.modules_boot.install.get(module)
@@ -263,7 +267,9 @@ class Facts:
 
     def sysctl_runtime(self, key: str) -> str | None:
         """proc/sys value of `key`, read once per scan (applicability and checks share it)."""
-        return _remember(self._sysctls, key, lambda: _reader("sysctl").read_runtime(self.fs, key), self.deadline)
+        # sysctl_runtime, not sysctl: the boot-time reader and its parsers are not needed here
+        return _remember(self._sysctls, key, lambda: _reader("sysctl_runtime").read_runtime(self.fs, key),
+                         self.deadline)
 
     def process_identity(self, pid: int) -> tuple[str | None, int | None]:
         """(exe, uid) of one process (facts/processes.py): only for the few a check names."""

@@ -25,8 +25,8 @@ matches matches everything else). A spec this module cannot judge (`s390-subchan
 from __future__ import annotations
 
 import fnmatch
-import re
 
+from .._lazyre import lazy
 from ..host.fs import FS
 from .netdevice import NetDevice
 
@@ -110,7 +110,7 @@ def plugins(fs: FS) -> tuple[list[str], str] | None:
     return (specs, source) if source is not None else None
 
 
-_MAC = re.compile(r"^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5,19}$")
+_MAC = lazy(r"^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5,19}$")
 
 
 def _one(spec: str, dev: NetDevice) -> bool | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from .._lazyre import lazy
 from ..host.fs import FS
 from . import nm_dispatch
 from .services import read_unit_state
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
 
 _READD_STARTMODES = {"auto", "onboot", "on", "boot", "hotplug"}  # ifcfg(5): set up when the device appears
 DEVICE_UNIT_PREFIX = "sys-subsystem-net-devices-"
-_IFACE_ARG = re.compile(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
-_BOUND = re.compile(rf"^\s*(?:BindsTo|WantedBy|PartOf)\s*=.*\b{DEVICE_UNIT_PREFIX}", re.M)
+_IFACE_ARG = lazy(r'^\$\{?(1|DEVICE_IFACE|DEVICE_IP_IFACE)\}?$')
+_BOUND = lazy(rf"^\s*(?:BindsTo|WantedBy|PartOf)\s*=.*\b{DEVICE_UNIT_PREFIX}", re.M)
 
 
 def ifcfg_on_add(fs: FS, wicked: bool, values: dict[str, str], iface: str, unmanaged: AbstractSet[str]) -> bool:

@@ -37,7 +37,7 @@ from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..host.fs import FS
 from ..parsers.sysctl_command import SysctlRun
-from ..parsers.sysctl_conf import parse_sysctl_conf, sysctl_key_to_path
+from ..parsers.sysctl_conf import parse_sysctl_conf
 from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d  # noqa: F401 - re-exported: goss and collect read it here
 from .services import read_unit_state
 from .sysctl_writes import ConfiguredValue, initial, replay, systemd_sysctl_order
@@ -130,11 +130,6 @@ class BootSysctl(FrozenRecord):
         if late is not None:
             return late.consumers[-1].values.get(key) if late.consumers else late.options.get(key)
         return self.consumers[-1].values.get(key) if self.consumers else None
-
-
-def read_runtime(fs: FS, key: str) -> str | None:
-    value = fs.read_text(sysctl_key_to_path(key))
-    return None if value is None else " ".join(value.split())
 
 
 def sysctl_files(fs: FS) -> list[str]:

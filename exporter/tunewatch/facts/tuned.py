@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import re
 
+from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..host.fs import FS
-from ..parsers.tuned_conf import parse_tuned_conf, parse_tuned_main
 
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
-_SAFE_NAME = re.compile(r"^[a-zA-Z0-9_.-]+$")
+_SAFE_NAME = lazy(r"^[a-zA-Z0-9_.-]+$")
 # unit.py `Unit.__init__` pops these: they steer the unit and are never plugin options
 _CONTROL = ("priority", "type", "enabled", "replace", "drop", "devices", "devices_udev_regex", "cpuinfo_regex",
             "uname_regex", "script_pre", "script_post")
@@ -69,6 +69,8 @@ def read_tuned_main(fs: FS) -> dict[str, str]:
     text = fs.read_text(TUNED_MAIN)
     if text is None:
         return {}
+    from ..parsers.tuned_conf import parse_tuned_main  # only a host with tuned (start-up cost)
+
     try:
         return parse_tuned_main(text, TUNED_MAIN)
     except ParseError:
@@ -125,6 +127,8 @@ class _Loader:
                 continue
             self.processed.append(rel)
             self.chain.append(name.lstrip("-"))
+            from ..parsers.tuned_conf import parse_tuned_conf  # only a host with tuned profiles (start-up cost)
+
             sections = parse_tuned_conf(self.fs.read_required(rel), rel)
             include = sections.get("main", {}).pop("include", None)
             if include:

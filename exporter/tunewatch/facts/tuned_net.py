@@ -28,6 +28,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from .._lazyre import lazy
 from ..host.fs import FS
 from .netdevice import NetDevice
 from .services import read_unit_state
@@ -51,7 +52,7 @@ _FEATURES = {"rx": "rx-checksumming", "tx": "tx-checksumming", "sg": "scatter-ga
              "gso": "generic-segmentation-offload", "gro": "generic-receive-offload",
              "lro": "large-receive-offload", "rxvlan": "rx-vlan-offload", "txvlan": "tx-vlan-offload",
              "ntuple": "ntuple-filters", "rxhash": "receive-hashing"}
-_SPLIT = re.compile(r"(:\s*)|(\s+)|(\s*;\s*)|(\s*,\s*)")
+_SPLIT = lazy(r"(:\s*)|(\s+)|(\s*;\s*)|(\s*,\s*)")
 
 
 def _matches(rules: str, device: str) -> bool:

@@ -54,20 +54,17 @@ appends with a blank. ATTR{x}=: the last value written wins.
 from __future__ import annotations
 
 from .._lazyre import lazy
-from ..parsers.udev_rules import UdevRule
-from ..parsers.udev_tokens import MATCH_OPS, UdevToken
 from .udev_files import RULES_DIRS, RulesFile, read_rules, rules_files
-from .udev_index import resolved
-from .udev_match import substitute_format
-from .udev_plan import Rule, Token, rule_set
 from .udev_records import Ignored, Level, UdevDevice, UdevOutcome
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # and the rule engine's modules load only when a rules file exists (evaluate)
     from collections.abc import Sequence
 
+    from ..parsers.udev_rules import UdevRule
+    from ..parsers.udev_tokens import UdevToken
     from .udev_index import Kept
-    from .udev_plan import Plan
+    from .udev_plan import Plan, Rule, Token
 
 __all__ = ["RULES_DIRS", "Ignored", "Level", "RulesFile", "UdevDevice", "UdevOutcome", "evaluate", "read_rules",
            "rules_files", "substitute"]
@@ -95,6 +92,8 @@ class _Event:
     def fmt(self, text: str) -> str:
         if "$" not in text and "%" not in text:
             return text  # nothing to substitute (substitute_format()'s own first test)
+        from .udev_match import substitute_format
+
         value, unknown = substitute_format(text, self)
         if unknown:
             self.out.assumed.add(unknown)
@@ -258,6 +257,8 @@ def _assign(ev: _Event, tok: UdevToken, where: tuple[str, int]) -> None:
 
 
 def _would_do(ev: _Event, rule: UdevRule) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    from ..parsers.udev_tokens import MATCH_OPS
+
     run = tuple(ev.fmt(t.value) for t in rule.tokens if t.key == "RUN" and t.op not in MATCH_OPS)
     attrs = tuple((t.attr or "", ev.fmt(t.value)) for t in rule.tokens if t.key == "ATTR" and t.op not in MATCH_OPS)
     return run, attrs
@@ -293,6 +294,11 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
     loop over every line of every file, no line left out (the reference the differential
     tests hold the plans to)."""
     out = UdevOutcome()
+    if not files:  # no rules, no outcome: and the rule engine's modules are not imported (start-up cost)
+        return out
+    from .udev_index import resolved
+    from .udev_plan import rule_set
+
     ev = _Event(dev, out)
     values = dev.values
     is_net = values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from .._record import FrozenRecord
 from ..host.fs import FS
-from ..parsers.udev_rules import ParseMemo, UdevRule, parse_udev_rules_file
+
+TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
+if TYPE_CHECKING:  # the parser loads with the first rules file (_read_rules)
+    from ..parsers.udev_rules import ParseMemo, UdevRule
 
 # not run/udev/rules.d, which udev reads too: it is gone at the next boot
 RULES_DIRS = ("etc/udev/rules.d", "usr/local/lib/udev/rules.d", "usr/lib/udev/rules.d", "lib/udev/rules.d")
@@ -57,13 +60,18 @@ def read_rules(fs: FS) -> list[RulesFile]:
 
 
 def _read_rules(fs: FS) -> list[RulesFile]:
-    files, memo = [], ParseMemo()  # the files of one scan share their repeated lines and tokens
+    files: list[RulesFile] = []
+    memo: ParseMemo | None = None  # the files of one scan share their repeated lines and tokens
     for rel in rules_files(fs):
         if fs.readlink(rel) == "/dev/null":
             continue  # masked
         text = fs.read_text(rel)
         if not text:
             continue  # None: a dangling link ("Failed to open ..., ignoring"); "": an empty file masks the name
+        from ..parsers.udev_rules import ParseMemo, parse_udev_rules_file  # a host without rules never needs it
+
+        if memo is None:
+            memo = ParseMemo()
         parsed = parse_udev_rules_file(text, memo)
         files.append(RulesFile(rel, parsed.rules, parsed.file_problem, text))
     return files

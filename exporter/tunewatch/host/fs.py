@@ -508,4 +508,7 @@ class FS:
     def glob(self, rel_dir: str, pattern: str = "*") -> list[str]:
         """Relative paths of the entries of `rel_dir` whose names match `pattern`."""
         rel_dir = rel_dir.strip("/")
+        prefix = pattern[:-1]
+        if pattern.endswith("*") and not any(c in prefix for c in "*?["):  # `ifcfg-*`: as fnmatch matches,
+            return [f"{rel_dir}/{n}" for n in self.listdir(rel_dir) if n.startswith(prefix)]  # without a regex
         return [f"{rel_dir}/{n}" for n in self.listdir(rel_dir) if fnmatch.fnmatchcase(n, pattern)]

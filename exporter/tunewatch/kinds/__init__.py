@@ -7,7 +7,7 @@ module here and its row in PROVIDES).
 
 from __future__ import annotations
 
-import importlib
+import sys
 from collections.abc import Mapping
 
 TYPE_CHECKING = False
@@ -56,7 +56,9 @@ class _Kinds(Mapping):
     def __getitem__(self, name: str) -> ModuleType:
         if name not in NAMES:
             raise KeyError(name)
-        return importlib.import_module(f"{__name__}.{name}")
+        module = f"{__name__}.{name}"
+        __import__(module)  # importlib.import_module without importing importlib (docs/architecture.md#start-up-cost)
+        return sys.modules[module]
 
     def __iter__(self):
         return iter(NAMES)

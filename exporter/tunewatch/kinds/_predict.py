@@ -7,8 +7,7 @@ or UNKNOWN) and `source` (`configured by FILE`, `driver default (...)`, `module 
 
 from __future__ import annotations
 
-import re
-
+from .._lazyre import lazy
 from ..results import ERROR, NOTAPPLICABLE, UNKNOWN, AfterReadd, ObjectResult
 
 TYPE_CHECKING = False
@@ -36,7 +35,7 @@ def complete(results: list[ObjectResult]) -> list[ObjectResult]:
 
 
 NOT_AFFECTED = "not affected by a re-add"
-PER_INTERFACE = re.compile(r"^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\.")  # reset when the NIC is re-added
+PER_INTERFACE = lazy(r"^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\.")  # reset when the NIC is re-added
 
 
 def default_sibling(key: str) -> str | None:

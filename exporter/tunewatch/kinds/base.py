@@ -8,8 +8,6 @@ the whole check depends on (the engine turns that into one `error` result) and r
 
 from __future__ import annotations
 
-import math
-
 from .._record import Record
 from ..errors import FactError, ParseError
 from ..results import ObjectResult, error_result
@@ -25,12 +23,16 @@ if TYPE_CHECKING:  # the fact readers load in the scan child, not in every proce
     from ..facts.context import Facts
 
 
+_INFINITY = float("inf")
+
+
 def as_number(value: Any) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return number if math.isfinite(number) else None
+    # math.isfinite without importing math, a shared library (docs/architecture.md#start-up-cost)
+    return None if number != number or number in (_INFINITY, -_INFINITY) else number
 
 
 class Target(Record):

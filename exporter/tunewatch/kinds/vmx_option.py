@@ -7,8 +7,7 @@ VMware reads keys case-insensitively, so comparison does too; values compare as 
 
 from __future__ import annotations
 
-import re
-
+from .._lazyre import lazy
 from ..results import FAIL, PASS, Fix, ObjectResult
 from .base import Target
 
@@ -22,7 +21,7 @@ VARS_SCHEMA = {
     },
 }
 
-_DEVICE = re.compile(r"^ethernet(\d+)\.present$")
+_DEVICE = lazy(r"^ethernet(\d+)\.present$")
 # ESXi reads the .vmx when the VM powers on and rewrites it from its own copy while it runs.
 VMX_NOTE = ("edit the VM's .vmx on its datastore (collected here as {file}) with the VM powered off, or add the "
             "lines in the vSphere Client (Edit Settings > VM Options > Advanced > Configuration Parameters)")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
+from .._lazyre import lazy
 from ..errors import ParseError
 
-_OCTAL = re.compile(r"\\([0-3][0-7]{2})")
+_OCTAL = lazy(r"\\([0-3][0-7]{2})")
 
 
 def lines(text: str) -> list[tuple[int, str]]:

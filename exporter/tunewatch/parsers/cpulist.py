@@ -7,8 +7,6 @@ step-th CPU, the same as `a-b:1/step`) is accepted too, as people write it that 
 
 from __future__ import annotations
 
-import re
-
 from ..errors import ParseError
 from ._text import uint
 
@@ -20,7 +18,21 @@ MAX_CPU = (1 << 13) - 1  # NR_CPUS is at most 8192 (x86 CONFIG_MAXSMP): ids 0-81
 MAX_TEXT = 64 << 10  # "0,2,4,...,8190" is 19 KB: a longer list is not from the kernel
 MAX_WORK = 4 * (MAX_CPU + 1)  # CPU ids produced over all ranges (overlaps allowed, not 20,000 of them)
 
-_CHUNK = re.compile(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+)(?:/([0-9]+))?)?)?")
+
+
+def _chunk_fields(chunk: str) -> tuple[str, str | None, str | None, str | None] | None:
+    """(a, b, used, group) of `a`, `a-b`, `a-b:used` or `a-b:used/group`, each ASCII digits,
+    else None: the fullmatch of `([0-9]+)(?:-([0-9]+)(?::([0-9]+)(?:/([0-9]+))?)?)?`
+    without compiling it (docs/architecture.md#start-up-cost)."""
+    head, colon, stride = chunk.partition(":")
+    start, dash, end = head.partition("-")
+    used, slash, group = stride.partition("/")
+    if colon and not dash:
+        return None
+    fields = (start, end if dash else None, used if colon else None, group if slash else None)
+    if all(f is None or (f.isdigit() and f.isascii()) for f in fields):
+        return fields
+    return None
 
 
 def _cpu(text: str, source: str) -> int:
@@ -60,19 +72,20 @@ def _parse(text: str, source: str) -> frozenset[int]:
     cpus: set[int] = set()
     work = 0
     for chunk in text.split(","):
-        m = _CHUNK.fullmatch(chunk.strip())
-        if not m:
+        fields = _chunk_fields(chunk.strip())
+        if fields is None:
             raise ParseError(source, f"not a CPU list item: {chunk[:40]!r}")
-        start = _cpu(m.group(1), source)
-        end = start if m.group(2) is None else _cpu(m.group(2), source)
+        first, last, used_text, group_text = fields
+        start = _cpu(first, source)
+        end = start if last is None else _cpu(last, source)
         if end < start:
             raise ParseError(source, f"reversed range {chunk.strip()!r}")
-        if m.group(3) is None:
+        if used_text is None:
             used, group = 1, 1
-        elif m.group(4) is None:
-            used, group = 1, _cpu(m.group(3), source)
+        elif group_text is None:
+            used, group = 1, _cpu(used_text, source)
         else:
-            used, group = _cpu(m.group(3), source), _cpu(m.group(4), source)
+            used, group = _cpu(used_text, source), _cpu(group_text, source)
         if used == 0 or group == 0 or used > group:
             raise ParseError(source, f"bad stride in {chunk.strip()!r}")
         groups = (end - start) // group + 1

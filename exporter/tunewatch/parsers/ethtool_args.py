@@ -55,7 +55,14 @@ PARAMS = {
 _OPTION_OF = {"coalesce": "-C", "rings": "-G", "channels": "-L", "features": "-K"}
 # ethtool's netlink parser (netlink/parser.c parse_u32(), what ethtool >= 5.6 uses): "0x"
 # then hex digits, else decimal digits, leading zeros allowed ("010" is ten, "096" ninety-six)
-_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
+# (character tests, not a regular expression: docs/architecture.md#start-up-cost)
+_DECIMAL_DIGITS = frozenset("0123456789")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def _is_u32_syntax(text: str) -> bool:
+    digits, allowed = (text[2:], _HEX_DIGITS) if text[:2] in ("0x", "0X") else (text, _DECIMAL_DIGITS)
+    return bool(digits) and all(c in allowed for c in digits)
 
 
 def _parse_u32(text: str) -> int:
@@ -104,7 +111,7 @@ def _value(section: str, key: str, value: str) -> tuple[str | None, str | None]:
         if value in ("on", "off"):
             return value, None
         return None, f"ethtool ({_OPTION_OF[section]}) rejects '{key} {value}': on or off expected"
-    if _NUMBER.fullmatch(value) and _parse_u32(value) <= 0xFFFFFFFF:
+    if _is_u32_syntax(value) and _parse_u32(value) <= 0xFFFFFFFF:
         return str(_parse_u32(value)), None
     return None, f"ethtool ({_OPTION_OF[section]}) rejects '{key} {value}': a number expected"
 

@@ -23,10 +23,27 @@ TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#st
 if TYPE_CHECKING:
     from collections.abc import Container, Iterable, Iterator
 
-_CPU = re.compile(r"CPU[0-9]+")
+
+def _is_cpu_column(word: str) -> bool:
+    """`CPU` and ASCII digits (`CPU[0-9]+` without compiling it: docs/architecture.md#start-up-cost)."""
+    number = word[3:]
+    return word.startswith("CPU") and number.isdigit() and number.isascii()
+
+
 _NUMBERISH = lazy(r"[-+]?[0-9]")  # a count gone wrong, not the start of the chip text
 # A row whose IRQ has no action ends with the trigger: `2-edge`, `9-fasteoi`, ARM's `Level`.
-_TRIGGER = re.compile(r"(?:[0-9]*-)?(?:edge|level|fasteoi|simple|percpu(?:_devid)?)", re.I)
+_TRIGGER = lazy(r"(?:[0-9]*-)?(?:edge|level|fasteoi|simple|percpu(?:_devid)?)", re.I)
+_TRIGGERS = frozenset(("edge", "level", "fasteoi", "simple", "percpu", "percpu_devid"))
+
+
+def _is_trigger(word: str) -> bool:
+    """_TRIGGER.fullmatch(word), with string tests for the ASCII words /proc/interrupts
+    holds (docs/architecture.md#start-up-cost); re.I folds some non-ASCII letters too
+    (the Kelvin sign as k), so any other word asks the pattern."""
+    if not word.isascii():
+        return _TRIGGER.fullmatch(word) is not None
+    digits, dash, name = word.lower().partition("-")
+    return name in _TRIGGERS and (digits == "" or digits.isdigit()) if dash else digits in _TRIGGERS
 
 
 class IrqLine(FrozenRecord):
@@ -55,7 +72,7 @@ def _chip_and_name(words: list[str]) -> tuple[str, str]:
     for k, word in enumerate(words):
         if word.endswith(","):
             return " ".join(words[:k]), " ".join(words[k:])
-    if len(words) < 2 or _TRIGGER.fullmatch(words[-1]):
+    if len(words) < 2 or _is_trigger(words[-1]):
         return " ".join(words), ""
     return " ".join(words[:-1]), words[-1]
 
@@ -112,7 +129,7 @@ def parse_interrupt_lines(numbered: Iterable[tuple[int, bytes]], source: str) ->
     else:
         raise ParseError(source, "empty")
     columns = header.decode("utf-8", "replace").split()
-    if not all(_CPU.fullmatch(c) for c in columns):
+    if not all(_is_cpu_column(c) for c in columns):
         raise ParseError(source, "first line is not a CPU header (CPU0 CPU1 ...)", n)
     cpus = len(columns)
     grid = _Grid(cpus)

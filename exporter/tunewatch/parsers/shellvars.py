@@ -11,12 +11,11 @@ Lines that are not assignments are skipped.
 
 from __future__ import annotations
 
-import re
-
 from ..errors import ParseError
 from ._text import lines
 
-_ASSIGN = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=")
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_CHARS = _NAME_START | frozenset("0123456789")
 _CLOSERS = {"'": "'", '"': '"', "‘": "'‘’", "’": "'‘’", "“": '"“”', "”": '"“”'}
 _SINGLE = "'‘’"
 _WORD_END = " \t;&|<>()"
@@ -46,10 +45,36 @@ def _value(text: str, source: str, n: int) -> str:
     return "".join(out)
 
 
+def _name_before_equals(line: str, at: int) -> str | None:
+    """The `NAME` of `NAME=` starting at `at` ([A-Za-z_][A-Za-z0-9_]*), else None."""
+    end = at
+    while end < len(line) and line[end] in _NAME_CHARS:
+        end += 1
+    if end == at or line[at] not in _NAME_START or line[end:end + 1] != "=":
+        return None
+    return line[at:end]
+
+
+def _assignment(line: str) -> tuple[str, int] | None:
+    """(name, where its value starts) when `line` is `\\s*(?:export\\s+)?NAME=...`, by string
+    tests rather than that pattern (docs/architecture.md#start-up-cost)."""
+    at = len(line) - len(line.lstrip())
+    if line.startswith("export", at):
+        after = at + len("export")
+        words_at = len(line) - len(line[after:].lstrip())
+        if words_at > after:  # `export` and at least one blank
+            name = _name_before_equals(line, words_at)
+            if name is not None:
+                return name, words_at + len(name) + 1
+    name = _name_before_equals(line, at)
+    return None if name is None else (name, at + len(name) + 1)
+
+
 def parse_shell_assignments(text: str, source: str) -> dict[str, str]:
     values: dict[str, str] = {}
     for n, line in lines(text):
-        m = _ASSIGN.match(line)
-        if m:
-            values[m.group(1)] = _value(line[m.end():], source, n)
+        found = _assignment(line)
+        if found is not None:
+            name, value_at = found
+            values[name] = _value(line[value_at:], source, n)
     return values

@@ -8,8 +8,6 @@ keys are turned into the dotted form sysctl(8) prints, where a literal dot shows
 
 from __future__ import annotations
 
-import re
-
 from .._record import FrozenRecord
 from ..errors import ParseError
 from ._text import lines
@@ -32,8 +30,10 @@ class SysctlSetting(FrozenRecord):
 
 
 def normalise_key(key: str) -> str:
-    first = re.search(r"[./]", key)
-    return key.translate(_SWAP) if first and first.group() == "/" else key
+    """`/` separates the key's words when it comes before any `.` (sysctl.d(5)); string tests,
+    not a regular expression (docs/architecture.md#start-up-cost)."""
+    slash, dot = key.find("/"), key.find(".")
+    return key.translate(_SWAP) if slash != -1 and (dot == -1 or slash < dot) else key
 
 
 def parse_sysctl_conf(text: str, source: str) -> list[SysctlSetting]:

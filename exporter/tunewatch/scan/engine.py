@@ -53,8 +53,11 @@ def evaluate_check(sel: SelectedCheck, facts: Facts, scope: dict) -> CheckResult
                                     f"{check.id}: internal error in kind {check.kind}: {type(e).__name__}: {e}")]
         if not objects:
             objects = [ObjectResult("-", NOTAPPLICABLE, "", "", f"{check.id}: nothing in scope on this host")]
-    if getattr(kinds.KINDS[check.kind], "PER_INTERFACE", False):  # the kind says so, not a list here
-        objects = _valid_interfaces(objects, facts)
+        # The kind says so, not a list here. Not for a check that does not apply: its one
+        # object "-" is a name the kernel can give, and importing its kind only to ask is
+        # a module or six of start-up (docs/architecture.md#start-up-cost).
+        if getattr(kinds.KINDS[check.kind], "PER_INTERFACE", False):
+            objects = _valid_interfaces(objects, facts)
     if check.runtime_check:  # every object of a -persistent check says what the next boot brings
         complete_prediction(objects)
     return CheckResult(check.id, check.title, check.severity, check.kind,

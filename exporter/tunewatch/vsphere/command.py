@@ -13,7 +13,6 @@ Without --vsphere.config nothing here imports pyVmomi or talks to anyone.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 
 from ..errors import ContentError, FactError
@@ -21,6 +20,7 @@ from ..errors import ContentError, FactError
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
+    from collections.abc import Iterator
     from typing import Any, Callable
 
     from ..content.catalog import Content, ResolvedProfile
@@ -129,13 +129,32 @@ def scan_many(args, content, profile, waivers):
         progress.done()
 
 
-@contextlib.contextmanager
+class _Unchanged:
+    """A context manager giving `value` and doing nothing else: contextlib.nullcontext
+    without importing contextlib for every plain scan (docs/architecture.md#start-up-cost)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        return self.value
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
 def scan_setup(args, profile):
-    """(root, profile) for `scan`: unchanged without --vsphere.config."""
+    """A context manager giving (root, profile) for `scan`: unchanged without --vsphere.config."""
     cfg = _config(args)
     if cfg is None:
-        yield args.root, profile
-        return
+        return _Unchanged((args.root, profile))
+    import contextlib
+    return contextlib.contextmanager(_vsphere_setup)(cfg, args, profile)
+
+
+def _vsphere_setup(cfg: VsphereConfig, args: Namespace,
+                   profile: ResolvedProfile) -> Iterator[tuple[str, ResolvedProfile]]:
+    """scan_setup's generator with --vsphere.config: the VM's files fetched or read live."""
     import shutil
     import tempfile
 
