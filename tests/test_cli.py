@@ -190,7 +190,7 @@ def test_a_subcommands_own_parser_parses_as_the_whole_command_line(argv):
     """cli.build_parser(only=<command>) builds that subcommand alone (start-up, issue 22):
     every valid command line must come out the same as from the whole parser."""
     from tunewatch.cli import main as cli
-    assert cli._command_of(argv) == argv[0]
+    assert cli.command_of(argv) == argv[0]
     own = vars(cli.build_parser(argv[0]).parse_args(argv))
     whole = vars(cli.build_parser().parse_args(argv))
     assert own.pop("run", None) is whole.pop("run", None)  # export/remediate: the same function

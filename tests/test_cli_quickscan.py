@@ -62,7 +62,7 @@ def test_each_quick_option_is_a_plain_option_of_the_scan_parser():
     """A plain `--option VALUE`: stored as given (no type, no action), of no choices but
     --format's, which common_scan_args checks."""
     parser = cli.build_parser("scan")
-    scan_parser = cli._innermost(parser, parser.parse_args(["scan"]))
+    scan_parser = cli.innermost_parser(parser, parser.parse_args(["scan"]))
     actions = {opt: a for a in scan_parser._actions for opt in a.option_strings}
     for option, dest in VALUED.items():
         action = actions[option]

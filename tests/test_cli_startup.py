@@ -43,7 +43,7 @@ def test_scan_to_stdout_loads_no_atomic_writer():
 
 
 def collects(*argv: str) -> bool:
-    return cli._collects_garbage(cli.build_parser(cli._command_of(list(argv))).parse_args(list(argv)))
+    return cli._collects_garbage(cli.build_parser(cli.command_of(list(argv))).parse_args(list(argv)))
 
 
 def test_only_long_or_unbounded_commands_collect_garbage():
