@@ -20,17 +20,14 @@ import re
 
 from ..errors import FactError, ParseError
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable
-
-    from ..parsers.mountinfo import MountInfo
-
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:  # annotations only: the fact readers are the scan child's (docs/architecture.md#start-up-cost)
+    from typing import Any, Callable
+
     from ..facts.context import Facts
     from ..facts.interfaces import Interface
     from ..host.fs import FS
+    from ..parsers.mountinfo import MountInfo
 
 
 # What each clause field tests, built once: a clause is tested per object and per check.

@@ -67,6 +67,8 @@ def _is_u32_syntax(text: str) -> bool:
 
 def _parse_u32(text: str) -> int:
     return int(text[2:], 16) if text[:2] in ("0x", "0X") else int(text, 10)
+
+
 _VALUE = lazy(r"[0-9]+|on|off")
 # ifcfg placeholders for "this interface": RHEL's ${DEVICE}, SUSE's literal `iface`
 _PLACEHOLDER = re.compile(r"\$\{?\w+\}?|iface|IFACE|<iface>")
