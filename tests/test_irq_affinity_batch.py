@@ -1,4 +1,4 @@
-"""Files read ahead in one pass (FS.read_ahead: proc/irq/<irq>/*affinity_list,
+"""Files read ahead in one pass (FS.prefetch: proc/irq/<irq>/*affinity_list,
 sys/class/bdi/<bdi>/read_ahead_kb) give the facts what reading each alone gives, and a
 file that cannot be read stays that file's own error: the pass stops there and leaves
 it, and what follows, to the reads one by one."""
@@ -39,7 +39,7 @@ def test_affinities_read_ahead_are_what_each_irq_alone_reads(example):
     numbers = sorted(int(n) for n in os.listdir(os.path.join(root, "proc", "irq")) if n.isdigit())
     numbers.append(max(numbers, default=0) + 1000)  # no proc/irq entry: None, as mlx4's stale msi_irqs
     ahead = FS(root)
-    irqs.read_affinities_ahead(ahead, numbers)
+    irqs.prefetch_affinities(ahead, numbers)
     found = {irq: _outcome(irqs.read_affinity, ahead, irq) for irq in numbers}
     assert found == {irq: _outcome(irqs.read_affinity, FS(root), irq) for irq in numbers}
     assert found[numbers[-1]] is None
@@ -52,7 +52,7 @@ def test_read_ahead_kb_read_ahead_is_what_each_bdi_alone_reads(example):
     root = os.path.join(EXAMPLES, example)
     nfs = [m for m in Facts(FS(root)).mountinfo if m.fstype.startswith("nfs")]
     ahead = Facts(FS(root))
-    ahead.read_ahead_kbs_ahead(nfs)
+    ahead.prefetch_read_ahead_kb(nfs)
     assert [_outcome(ahead.read_ahead_kb, m) for m in nfs] == \
         [_outcome(mounts.read_ahead_kb, FS(root), m) for m in nfs]
 
@@ -64,7 +64,7 @@ def test_an_unreadable_file_is_its_own_error(tmp_path):
     _write(tmp_path, "proc/irq/42/smp_affinity_list", "4\n")
     _write(tmp_path, "proc/irq/42/effective_affinity_list", "\n")
     facts = Facts(FS(str(tmp_path)))
-    facts.read_affinities_ahead([40, 41, 42])
+    facts.prefetch_affinities([40, 41, 42])
     assert facts.affinity(40).smp == frozenset({2, 3}) and facts.affinity(40).effective == frozenset({2})
     assert facts.affinity(42).smp == frozenset({4}) and facts.affinity(42).effective is None
     with pytest.raises(FactError, match="41/smp_affinity_list"):
@@ -85,7 +85,7 @@ def test_the_pass_opens_the_directory_once_and_each_file_once(tmp_path, monkeypa
     facts = Facts(FS(str(tmp_path)))
     facts.fs.network_mounts  # noqa: B018 - the host's own mountinfo, read by the FS once
     monkeypatch.setattr("tunewatch.host.fs.os.open", counted)
-    facts.read_affinities_ahead([40, 41, 42])
+    facts.prefetch_affinities([40, 41, 42])
     found = {irq: sorted(facts.affinity(irq).smp) for irq in (40, 41, 42)}
     monkeypatch.undo()
     assert found == {40: [0], 41: [1], 42: [2]}

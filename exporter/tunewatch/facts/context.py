@@ -285,19 +285,19 @@ class Facts:
     def affinity(self, irq: int) -> IrqAffinity | None:
         return _remember(self._affinity, irq, lambda: _reader("irqs").read_affinity(self.fs, irq), self.deadline)
 
-    def read_affinities_ahead(self, irqs: list[int]) -> None:
+    def prefetch_affinities(self, irqs: list[int]) -> None:
         """The affinity files of these IRQs read in one pass, for a check about to ask
-        affinity() of each (facts/irqs.read_affinities_ahead)."""
+        affinity() of each (facts/irqs.prefetch_affinities)."""
         todo = [irq for irq in irqs if irq not in self._affinity]
         if len(todo) > 1 and not self._late():
-            _reader("irqs").read_affinities_ahead(self.fs, todo)
+            _reader("irqs").prefetch_affinities(self.fs, todo)
 
     def read_ahead_kb(self, mount: MountInfo) -> int | None:
         self._in_time(f"read_ahead_kb of {mount.mount_point}")
         return _reader("mounts").read_ahead_kb(self.fs, mount)
 
-    def read_ahead_kbs_ahead(self, mounts: list[MountInfo]) -> None:
+    def prefetch_read_ahead_kb(self, mounts: list[MountInfo]) -> None:
         """The read_ahead_kb files of these mounts' bdis read in one pass, for a check about
-        to ask read_ahead_kb() of each (facts/mounts.read_ahead_kbs_ahead)."""
+        to ask read_ahead_kb() of each (facts/mounts.prefetch_read_ahead_kb)."""
         if len(mounts) > 1 and not self._late():
-            _reader("mounts").read_ahead_kbs_ahead(self.fs, mounts)
+            _reader("mounts").prefetch_read_ahead_kb(self.fs, mounts)

@@ -34,10 +34,10 @@ def read_interrupts(fs: FS, wanted: Container[int] | None = None) -> Interrupts:
     return parse_interrupt_lines(stream_rows(chunks, "proc/interrupts", wanted), "proc/interrupts")
 
 
-def read_affinities_ahead(fs: FS, irqs: list[int]) -> None:
-    """The affinity lists of these IRQs read in one pass (FS.read_ahead: proc/irq opened
+def prefetch_affinities(fs: FS, irqs: list[int]) -> None:
+    """The affinity lists of these IRQs read in one pass (FS.prefetch: proc/irq opened
     once, as for 3,000 proc/<pid>/comm), for read_affinity() to find them read."""
-    fs.read_ahead("proc/irq", [str(irq) for irq in irqs], ("smp_affinity_list", "effective_affinity_list"))
+    fs.prefetch("proc/irq", [str(irq) for irq in irqs], ("smp_affinity_list", "effective_affinity_list"))
 
 
 def read_affinity(fs: FS, irq: int) -> IrqAffinity | None:

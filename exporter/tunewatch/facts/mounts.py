@@ -40,10 +40,10 @@ def fstab_index(entries: list[FstabEntry]) -> dict[str, FstabEntry]:
     return {mount_point_key(entry.file): entry for entry in entries}
 
 
-def read_ahead_kbs_ahead(fs: FS, mounts: list[MountInfo]) -> None:
-    """The bdi read_ahead_kb files of these mounts read in one pass (FS.read_ahead:
+def prefetch_read_ahead_kb(fs: FS, mounts: list[MountInfo]) -> None:
+    """The bdi read_ahead_kb files of these mounts read in one pass (FS.prefetch:
     sys/class/bdi opened once), for read_ahead_kb() to find them read."""
-    fs.read_ahead("sys/class/bdi", [f"{m.major}:{m.minor}" for m in mounts], ("read_ahead_kb",))
+    fs.prefetch("sys/class/bdi", [f"{m.major}:{m.minor}" for m in mounts], ("read_ahead_kb",))
 
 
 def read_ahead_kb(fs: FS, mount: MountInfo) -> int | None:

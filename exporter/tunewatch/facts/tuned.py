@@ -165,6 +165,13 @@ def _merge(loaded: list[tuple[str, str, dict]]
 
 
 def read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
+    """The active profile as tuned loads and merges it, once per scan (FS.derived) for a
+    layout table: the sysctl and tuned facts and the [net] plugin (facts/tuned_net.py) share
+    it. The profile is read, never changed, by its users."""
+    return fs.derived(("tuned", repr(layouts)), lambda: _read_active_tuned(fs, layouts))
+
+
+def _read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
     active = fs.read_text("etc/tuned/active_profile")
     names = [n for n in (active or "").split() if _SAFE_NAME.match(n)]
     if not names:

@@ -396,7 +396,7 @@ class FS:
                 out[name] = None if data is None else decode_text(data).strip()
         return out
 
-    def read_ahead(self, rel_dir: str, names: list[str], leaves: tuple[str, ...]) -> None:
+    def prefetch(self, rel_dir: str, names: list[str], leaves: tuple[str, ...]) -> None:
         """Read `rel_dir/<name>/<leaf>` for each name and leaf in one pass (`rel_dir` opened
         once), kept as a first read keeps a small file: the checks that then read them one by
         one (proc/irq/<irq>/smp_affinity_list, sys/class/bdi/<bdi>/read_ahead_kb) are served

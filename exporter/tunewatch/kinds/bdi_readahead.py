@@ -28,5 +28,5 @@ def evaluate(t: Target) -> list[ObjectResult]:
                             setting, fix=Fix(command=command))
 
     mounts = t.mounts()
-    t.facts.read_ahead_kbs_ahead(mounts)
+    t.facts.prefetch_read_ahead_kb(mounts)
     return per_object(mounts, lambda m: m.mount_point, one)

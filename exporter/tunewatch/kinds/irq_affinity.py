@@ -7,7 +7,7 @@ import functools
 from ..parsers.cpulist import format_cpulist
 from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, IrqPlacement, ObjectResult
 from .base import Target, per_object
-from .nic_irqs import IRQ_VARS, data_irqs, nics_and_cpus, no_cpu_fix
+from .nic_irqs import IRQ_VARS, nics_with_data_irqs, no_cpu_fix
 
 # its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
 PER_INTERFACE = True
@@ -35,9 +35,8 @@ def pin_fix(allowed: frozenset[int], node: int, nic: str) -> Fix:
 
 def evaluate(t: Target) -> list[ObjectResult]:
     results = []
-    for iface, allowed, node in nics_and_cpus(t):
+    for iface, allowed, node, irqs in nics_with_data_irqs(t):
         want = f"within {format_cpulist(allowed)} (node {node})"
-        irqs = data_irqs(t, iface)
         fix = pin_fix(allowed, node, iface.name)
 
         def one(item, iface=iface, allowed=allowed, want=want, fix=fix):

@@ -17,7 +17,7 @@ from collections import Counter
 from ..parsers.cpulist import format_cpulist
 from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, ObjectResult, error_result
 from .base import Target
-from .nic_irqs import IRQ_VARS, data_irqs, nics_and_cpus, no_cpu_fix
+from .nic_irqs import IRQ_VARS, nics_with_data_irqs, no_cpu_fix
 
 # its objects are interfaces (eth1, eth1/irq45): one the kernel could not have named is an error
 PER_INTERFACE = True
@@ -55,9 +55,9 @@ def _fix(irq: int, cpus: frozenset[int], plan: dict[int, int], node: int, nic: s
 
 def evaluate(t: Target) -> list[ObjectResult]:
     results = []
-    for iface, allowed, node in nics_and_cpus(t):
+    for iface, allowed, node, irqs in nics_with_data_irqs(t):
         placed: dict[int, frozenset[int]] = {}
-        for irq, _name in data_irqs(t, iface):
+        for irq, _name in irqs:
             try:
                 aff = t.facts.affinity(irq)
             except Exception as e:  # one unreadable IRQ must not hide the others

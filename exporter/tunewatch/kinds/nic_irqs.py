@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import ParseError
+from ..errors import FactError, ParseError
 from ..facts.interfaces import Interface
 from ..parsers.cpulist import parse_cpulist
 from ..results import Fix
@@ -46,27 +46,23 @@ def data_irqs(target: Target, iface: Interface) -> list[tuple[int, str]]:
     return found
 
 
-def nics_and_cpus(target: Target) -> Iterator[tuple[Interface, frozenset[int], int]]:
-    """The check's NICs, each with the CPUs its data IRQs may use and their NUMA node
-    (allowed_cpus()), every data IRQ's affinity read in one pass first."""
-    ifaces = target.interfaces()
-    _read_affinities_ahead(target, ifaces)
-    for iface in ifaces:
-        allowed, node = allowed_cpus(target, iface)
-        yield iface, allowed, node
-
-
-def _read_affinities_ahead(target: Target, ifaces: list[Interface]) -> None:
-    """Every data IRQ's affinity of these NICs read in one pass (Facts.read_affinities_ahead:
-    proc/irq opened once per scan), before the check asks IRQ by IRQ. A NIC whose data IRQs
-    cannot be told is left to the check, which reports it where it always did."""
-    irqs: list[int] = []
-    for iface in ifaces:
+def nics_with_data_irqs(target: Target) -> Iterator[tuple[Interface, frozenset[int], int, list[tuple[int, str]]]]:
+    """The check's NICs, each with the CPUs its data IRQs may use, their NUMA node
+    (allowed_cpus()) and its data IRQs (data_irqs()), every data IRQ's affinity read in one
+    pass first (Facts.prefetch_affinities). A NIC's errors come in the order the checks
+    always met them: its allowed CPUs first, then its data IRQs."""
+    found: list[tuple[Interface, list[tuple[int, str]], FactError | ParseError | None]] = []
+    for iface in target.interfaces():
         try:
-            irqs += [irq for irq, _name in data_irqs(target, iface)]
-        except ParseError:
-            continue
-    target.facts.read_affinities_ahead(irqs)
+            found.append((iface, data_irqs(target, iface), None))
+        except (FactError, ParseError) as e:  # raised below, where the check met it before
+            found.append((iface, [], e))
+    target.facts.prefetch_affinities([irq for _iface, irqs, _error in found for irq, _name in irqs])
+    for iface, irqs, error in found:
+        allowed, node = allowed_cpus(target, iface)
+        if error is not None:
+            raise error
+        yield iface, allowed, node, irqs
 
 
 def no_cpu_fix(node: int) -> Fix:

@@ -13,6 +13,7 @@ Without --vsphere.config nothing here imports pyVmomi or talks to anyone.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from ..errors import ContentError, FactError
@@ -20,7 +21,6 @@ from ..errors import ContentError, FactError
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:
     from argparse import ArgumentParser, Namespace
-    from collections.abc import Iterator
     from typing import Any, Callable
 
     from ..content.catalog import Content, ResolvedProfile
@@ -129,32 +129,14 @@ def scan_many(args, content, profile, waivers):
         progress.done()
 
 
-class _Unchanged:
-    """A context manager giving `value` and doing nothing else: contextlib.nullcontext
-    without importing contextlib for every plain scan (docs/architecture.md#start-up-cost)."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def __enter__(self):
-        return self.value
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
-
-
+@contextlib.contextmanager
 def scan_setup(args, profile):
-    """A context manager giving (root, profile) for `scan`: unchanged without --vsphere.config."""
+    """(root, profile) for `scan`: unchanged without --vsphere.config. (cli/main.py comes
+    here only when a --vsphere.* option is given: a plain scan imports nothing of vsphere/.)"""
     cfg = _config(args)
     if cfg is None:
-        return _Unchanged((args.root, profile))
-    import contextlib
-    return contextlib.contextmanager(_vsphere_setup)(cfg, args, profile)
-
-
-def _vsphere_setup(cfg: VsphereConfig, args: Namespace,
-                   profile: ResolvedProfile) -> Iterator[tuple[str, ResolvedProfile]]:
-    """scan_setup's generator with --vsphere.config: the VM's files fetched or read live."""
+        yield args.root, profile
+        return
     import shutil
     import tempfile
 
