@@ -92,9 +92,7 @@ class _Event:
     def fmt(self, text: str) -> str:
         if "$" not in text and "%" not in text:
             return text  # nothing to substitute (substitute_format()'s own first test)
-        from .udev_match import substitute_format
-
-        value, unknown = substitute_format(text, self)
+        value, unknown = _ENGINE[2](text, self)  # imported by evaluate(), which made this event
         if unknown:
             self.out.assumed.add(unknown)
         return value
@@ -286,6 +284,21 @@ def _first_at(order: Sequence[int], target: int) -> int:
     return lo
 
 
+_ENGINE: tuple = ()  # (udev_plan.rule_set, udev_index.resolved, udev_match.substitute_format)
+
+
+def _load_engine() -> tuple:
+    """The rule engine's modules, imported at the first evaluation with rules files (a host
+    without any never loads them: start-up cost), then kept: an import statement in
+    evaluate() cost ~1 us per device."""
+    global _ENGINE
+    from .udev_index import resolved
+    from .udev_match import substitute_format
+    from .udev_plan import rule_set
+    _ENGINE = (rule_set, resolved, substitute_format)
+    return _ENGINE
+
+
 def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) -> UdevOutcome:
     """The device's "add" event through the rules. Each file's plan (facts/udev_plan.py,
     compiled once per scan) gives the lines this kind of device may match, by ACTION,
@@ -296,9 +309,7 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
     out = UdevOutcome()
     if not files:  # no rules, no outcome: and the rule engine's modules are not imported (start-up cost)
         return out
-    from .udev_index import resolved
-    from .udev_plan import rule_set
-
+    rule_set, resolved, _ = _ENGINE or _load_engine()
     ev = _Event(dev, out)
     values = dev.values
     is_net = values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props
@@ -307,7 +318,8 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
     rules = rule_set(files)
     work: Sequence[tuple[RulesFile, Plan, Kept | None]]
     if filtered:
-        env = frozenset(ev.props) | rules.env_assigned  # names that may ever have a value
+        # names that may ever have a value (the rules' own set when the device has none: its hash is kept)
+        env = frozenset(ev.props) | rules.env_assigned if ev.props else rules.env_assigned
         work = rules.active(dev.action, values.get("SUBSYSTEM"), env).visit(kernel)
     else:
         work = [(f, plan, None) for f, plan in zip(rules.files, rules.plans)]

@@ -149,20 +149,38 @@ def _attr_value(ev: Any, name: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
+def _segments(text: str) -> tuple[str | tuple[str, str, str | None], ...]:
+    """`text` split once into plain text and its substitutions, each (as written, one-letter
+    code, argument or None), in order: a rule's text is substituted for every device."""
+    parts: list[str | tuple[str, str, str | None]] = []
+    pos = 0
+    for m in _FORMAT.finditer(text):
+        if m.start() > pos:
+            parts.append(text[pos:m.start()])
+        whole = m.group(0)
+        if whole in ("$$", "%%"):
+            parts.append(whole[0])
+        elif m.group(1):
+            parts.append((whole, _LONG[m.group(1)], m.group(2)))
+        else:
+            parts.append((whole, m.group(3), m.group(4)))
+        pos = m.end()
+    if pos < len(text):
+        parts.append(text[pos:])
+    return tuple(parts)
+
+
 def substitute_format(text: str, ev: Any) -> tuple[str, str | None]:
     """(substituted text, the first thing that could not be told or None). `ev` is the
-    engine's event (dev, levels, parent, props, name, result, out.devlinks)."""
+    engine's event (dev, levels, parent, props, name, result, out.devlinks). The
+    substitutions are made left to right (an attribute is read when its turn comes)."""
     if "$" not in text and "%" not in text:
         return text, None
     unknown: list[str] = []
     kernel = ev.dev.values.get("KERNEL") or ""
 
-    def one(m: re.Match) -> str:
-        whole = m.group(0)
-        if whole in ("$$", "%%"):
-            return whole[0]
-        code = _LONG[m.group(1)] if m.group(1) else m.group(3)
-        arg = m.group(2) if m.group(1) else m.group(4)
+    def one(whole: str, code: str, arg: str | None) -> str:
         if code == "k":
             return kernel
         if code == "n":
@@ -210,4 +228,5 @@ def substitute_format(text: str, ev: Any) -> tuple[str, str | None]:
             return whole
         return number
 
-    return _FORMAT.sub(one, text), (unknown[0] if unknown else None)
+    value = "".join([part if part.__class__ is str else one(*part) for part in _segments(text)])
+    return value, (unknown[0] if unknown else None)
