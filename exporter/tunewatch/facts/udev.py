@@ -323,11 +323,12 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
         work = rules.active(dev.action, values.get("SUBSYSTEM"), env).visit(kernel)
     else:
         work = [(f, plan, None) for f, plan in zip(rules.files, rules.plans)]
+    held: dict = {}  # KERNEL test -> its result for this device (Kept.order())
     for f, plan, kept in work:
         if is_net and ev.name is None and rules.past_link[id(f)]:
             ev.name = values.get("NAME")  # what 80-net-setup-link.rules assigned
         gotos = plan.gotos
-        order: Sequence[int] = range(len(plan.parsed)) if kept is None else kept.order(kernel)
+        order: Sequence[int] = range(len(plan.parsed)) if kept is None else kept.order(kernel, held)
         pending = {} if kept is None else kept.pending
         pos, end = 0, len(order)
         compiled = plan.compiled

@@ -88,18 +88,29 @@ class Kept:
     def __bool__(self) -> bool:
         return bool(self.free or self.kernel or self.attrs)
 
-    def order(self, kernel: str | None) -> Sequence[int]:
+    def order(self, kernel: str | None, held: dict) -> Sequence[int]:
         """The lines for a device of that KERNEL name, in file order: the free ones, the
         KERNEL-indexed ones whose KERNEL tests all hold (those the engine would test first
         and fail on, with nothing tested before them but ACTION and DEVPATH), and the
-        ATTR-indexed ones, still pending."""
+        ATTR-indexed ones, still pending. `held`: the device's results of the tests so far
+        (test -> bool): files repeat their patterns (a compiled test is shared)."""
         if self.kernel is None:
             return self.with_pending
         picked = self.kernel.picks(kernel or "")
         if not picked:
             return self.with_pending
         tests = self.kernel_tests
-        hits = {i for lines in picked for i in lines if all(test(kernel) for test in tests[i])}
+        hits = set()
+        for lines in picked:
+            for i in lines:
+                for test in tests[i]:
+                    ok = held.get(test)
+                    if ok is None:
+                        ok = held[test] = test(kernel)
+                    if not ok:
+                        break
+                else:
+                    hits.add(i)
         if not hits:
             return self.with_pending
         return sorted(hits.union(self.with_pending))

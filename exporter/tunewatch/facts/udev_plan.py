@@ -96,19 +96,24 @@ class Rule:
     def __init__(self, rule: UdevRule, note: str | None, compiled: dict[int, tuple[UdevToken, Token]]):
         self.source = rule  # the parsed line: the tokens as written (what a dropped line would do)
         self.line, self.problem, self.goto, self.note = rule.line, rule.problem, rule.goto, note
-        tokens = sorted(rule.tokens, key=sort_key)
-        matches = []
-        for t in tokens:
+        matches, assigns, parents, kernel = [], [], [], []
+        for t in sorted(rule.tokens, key=sort_key):
             if t.op in MATCH_OPS:
                 found = compiled.get(id(t))
                 if found is None:  # the token object pinned with its compiled form: its id stays its own
                     found = compiled[id(t)] = (t, Token(t))
-                matches.append(found[1])
-        self.parents = tuple(t for t in matches if t.parent)
-        first = self.parents[0] if self.parents else None
-        self.matches = tuple(t for t in matches if not t.parent or t is first)
-        self.assigns = tuple(t for t in tokens if t.op not in MATCH_OPS)
-        self.kernel = tuple(t.test for t in matches if t.key == "KERNEL")
+                token = found[1]
+                if token.parent:
+                    parents.append(token)
+                    if len(parents) > 1:
+                        continue  # the parent group stands once, at its first token
+                elif token.key == "KERNEL":
+                    kernel.append(token.test)
+                matches.append(token)
+            else:
+                assigns.append(t)
+        self.matches, self.parents, self.assigns, self.kernel = tuple(matches), tuple(parents), tuple(assigns), \
+            tuple(kernel)
 
 
 def _goto_targets(rules: tuple[UdevRule, ...]) -> dict[int, int]:
