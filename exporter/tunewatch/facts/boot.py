@@ -93,7 +93,7 @@ def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
     server must not hang the scan: /opt/sas on NFS is common on SAS Grid hosts)."""
     if not path.startswith(_SCRIPT_DIRS):
         return ""
-    if any(path == m or path.startswith(m.rstrip("/") + "/") for m in remote):
+    if remote and _below(path, remote):
         return ""
     try:  # scripts, not daemons: skip big files and binaries (dbus-daemon, tuned...)
         if os.path.getsize(fs.path(path)) > _MAX_SCRIPT_BYTES:
@@ -102,6 +102,25 @@ def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
     except (OSError, TunewatchError):
         return ""
     return "" if not text or "\x00" in text else text
+
+
+def _below(path: str, mounts: tuple[str, ...]) -> bool:
+    """`path` is one of `mounts` or below one: each of its leading parts looked up (a host
+    may have a thousand NFS mounts and a script path has a few parts)."""
+    if path in mounts:
+        return True
+    tops = _tops(mounts)
+    return any(path[:i] in tops for i, c in enumerate(path) if c == "/")  # path starts with top + "/"
+
+
+_TOPS: tuple = ((), frozenset())  # (mounts, their paths without a trailing "/"): one scan's, kept
+
+
+def _tops(mounts: tuple[str, ...]) -> frozenset[str]:
+    global _TOPS
+    if _TOPS[0] is not mounts:
+        _TOPS = (mounts, frozenset(m.rstrip("/") for m in mounts))
+    return _TOPS[1]
 
 
 def _executed(fs: FS, program: str, rest: str, remote: tuple[str, ...]) -> str:

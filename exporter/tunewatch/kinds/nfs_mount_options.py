@@ -64,10 +64,19 @@ class _Relevant(dict):
     def __init__(self, meanings: Meanings, keys: set[str]):
         super().__init__()
         self.meanings, self.wanted_keys = meanings, keys
+        self.by_name: dict[str, bool] = {}
 
     def __missing__(self, pair: tuple[str, str | None]) -> bool:
-        found = self[pair] = self.meanings[pair][0] in self.wanted_keys
-        return found
+        if pair[1] is None:
+            found = self[pair] = self.meanings[pair][0] in self.wanted_keys
+            return found
+        # an option with a value means the key its name resolves to, whatever the value
+        # (_meaning(): aliases of values change the value only): `addr=` of each server once
+        known = self.by_name.get(pair[0])
+        if known is None:
+            known = self.by_name[pair[0]] = self.meanings[pair][0] in self.wanted_keys
+        self[pair] = known
+        return known
 
 
 def normalise(pairs: Iterable[tuple[str, str | None]], v: dict, with_defaults: bool = True,
