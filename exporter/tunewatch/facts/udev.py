@@ -189,9 +189,10 @@ def _match_token(ev: _Event, tok: Token) -> bool:
     return True
 
 
-def _matches(ev: _Event, rule: Rule) -> bool:
+def _matches(ev: _Event, rule: Rule, tokens: tuple[Token, ...] | None = None) -> bool:
+    """All of the line's match tokens hold (`tokens`: those left to test, Rule.unsettled)."""
     ev.parent = None
-    for tok in rule.matches:  # the parent group stands once in `matches`, at its first token
+    for tok in rule.matches if tokens is None else tokens:  # the parent group stands once, at its first token
         if tok.parent:
             if not _match_parents(ev, rule.parents):
                 return False
@@ -348,7 +349,7 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
                 continue
             if rule.note is not None and rule.note not in out.notes:
                 out.notes.append(rule.note)
-            if not _matches(ev, rule):
+            if not _matches(ev, rule, rule.unsettled if filtered and rule.note is None else None):
                 continue
             where = (f.source, rule.line)
             for tok in rule.assigns:

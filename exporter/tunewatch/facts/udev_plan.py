@@ -90,30 +90,39 @@ class Rule:
     """One line as the engine applies it: `matches` in the order udev tests them, the
     parent group (`parents`, tested together at one device level) once, where its first
     token is; `assigns` (UdevTokens) in the order udev applies them, `kernel` the KERNEL
-    tests, `note` for a GOTO without its LABEL."""
-    __slots__ = ("source", "line", "problem", "goto", "matches", "parents", "assigns", "kernel", "note")
+    tests, `note` for a GOTO without its LABEL. `unsettled`: the matches left to test on a
+    line kept for a device's kind (Plan.kept()), whose KERNEL tests the engine has just
+    made (evaluate()): without its ACTION and KERNEL tokens, nor a SUBSYSTEM token that only
+    side-effect free tokens precede (the kind's pre-filter tested those: _line_filters())."""
+    __slots__ = ("source", "line", "problem", "goto", "matches", "parents", "assigns", "kernel", "note", "unsettled")
 
     def __init__(self, rule: UdevRule, note: str | None, compiled: dict[int, tuple[UdevToken, Token]]):
         self.source = rule  # the parsed line: the tokens as written (what a dropped line would do)
         self.line, self.problem, self.goto, self.note = rule.line, rule.problem, rule.goto, note
-        matches, assigns, parents, kernel = [], [], [], []
+        matches, assigns, parents, kernel, unsettled = [], [], [], [], []
+        pure = True  # every match token so far is free of side effects (_role())
         for t in sorted(rule.tokens, key=sort_key):
             if t.op in MATCH_OPS:
                 found = compiled.get(id(t))
                 if found is None:  # the token object pinned with its compiled form: its id stays its own
                     found = compiled[id(t)] = (t, Token(t))
-                token = found[1]
+                token, key = found[1], t.key
+                settled = key == "ACTION" or key == "KERNEL" or (key == "SUBSYSTEM" and pure)
+                pure = pure and (key in _PURE_KEYS or (key == "ATTR" and _plain_attr(t)))
                 if token.parent:
                     parents.append(token)
                     if len(parents) > 1:
                         continue  # the parent group stands once, at its first token
-                elif token.key == "KERNEL":
+                elif key == "KERNEL":
                     kernel.append(token.test)
                 matches.append(token)
+                if not settled:
+                    unsettled.append(token)
             else:
                 assigns.append(t)
         self.matches, self.parents, self.assigns, self.kernel = tuple(matches), tuple(parents), tuple(assigns), \
             tuple(kernel)
+        self.unsettled = tuple(unsettled)
 
 
 def _goto_targets(rules: tuple[UdevRule, ...]) -> dict[int, int]:
