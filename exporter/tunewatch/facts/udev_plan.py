@@ -235,28 +235,21 @@ class Plan:
         # test is made once per (action, subsystem, ENV names), not once per line; within
         # a group, lines by index and KERNEL tests
         assigned: set[str] = set()
-        filters_of = memo.filters
         known: dict[int, _Filters] = {}  # id -> the pre-filter (shared by the lines that share their tests)
         lines_of: tuple[dict[int, list[int]], dict[int, list[int]]] = ({}, {})  # by id of the pre-filter: lines,
         # and GOTO lines that only test (their tests decided per kind of device: a jump certainly taken or not)
-        notes = self.notes
+        notes, gotos, of_line = self.notes, self.gotos, memo.lines
         for i, r in enumerate(rules):
-            tokens = r.tokens
-            matches = []
-            for t in tokens:
-                if t.op in MATCH_OPS:
-                    matches.append(t)
-                elif t.key == "ENV":
-                    assigned.add(t.attr or "")
-            if i in notes or (not tokens and r.goto is None):
-                continue  # a GOTO note: kept for every device (kept()); a LABEL alone does nothing
-            key = tuple(map(id, matches))  # lines often share their tests (their tokens: ParseMemo)
-            filters = filters_of.get(key)
-            if filters is None:
-                filters = filters_of[key] = _line_filters(matches, memo.roles)
+            found = of_line.get(id(r))
+            if found is None:  # a line the scan's files repeat is one object (ParseMemo): its tokens sorted out once
+                found = of_line[id(r)] = _line_of(r, memo)
+            _, filters, only_tests, names = found
+            if names:
+                assigned.update(names)
+            if filters is None or i in notes:
+                continue  # a LABEL alone does nothing; a GOTO note is kept for every device (kept())
             known[id(filters)] = filters
-            decided = filters[4] and len(matches) == len(tokens) and i in self.gotos
-            lines_of[decided].setdefault(id(filters), []).append(i)
+            lines_of[filters[4] and only_tests and i in gotos].setdefault(id(filters), []).append(i)
         self.env_assigned = frozenset(assigned)
         # lines with the same static and ENV tests are kept or left out together: each
         # test is made once per (action, subsystem, ENV names), not once per line
@@ -339,16 +332,36 @@ class Plan:
 
 
 class CompileMemo:
-    """What the files of a RuleSet share (the tokens a scan's files repeat are shared
-    objects, parsers.udev_rules.ParseMemo): each match token's _role() and its compiled
-    Token, by id, each with the token itself, so that its id stays its own, and the
-    pre-filter of each combination of match tokens (theirs pinned in `roles`)."""
-    __slots__ = ("roles", "tokens", "filters")
+    """What the files of a RuleSet share (the tokens and lines a scan's files repeat are
+    shared objects, parsers.udev_rules.ParseMemo): each match token's _role() and its
+    compiled Token, by id, each with the token itself, so that its id stays its own; the
+    pre-filter of each combination of match tokens (theirs pinned in `roles`); and each
+    line's _line_of(), by id, with the line."""
+    __slots__ = ("roles", "tokens", "filters", "lines")
 
     def __init__(self) -> None:
         self.roles: dict[int, tuple] = {}
         self.filters: dict[tuple[int, ...], _Filters] = {}  # by the ids of a line's match tokens
         self.tokens: dict[int, tuple[UdevToken, Token]] = {}
+        self.lines: dict[int, tuple[UdevRule, _Filters | None, bool, tuple[str, ...]]] = {}
+
+
+def _line_of(r: UdevRule, memo: CompileMemo) -> tuple[UdevRule, _Filters | None, bool, tuple[str, ...]]:
+    """(the line, its pre-filter or None for a line with neither token nor GOTO, whether it
+    only tests, the ENV names it assigns)."""
+    matches, names = [], []
+    for t in r.tokens:
+        if t.op in MATCH_OPS:
+            matches.append(t)
+        elif t.key == "ENV":
+            names.append(t.attr or "")
+    if not r.tokens and r.goto is None:
+        return r, None, False, tuple(names)
+    key = tuple(map(id, matches))  # lines often share their tests (their tokens: ParseMemo)
+    filters = memo.filters.get(key)
+    if filters is None:
+        filters = memo.filters[key] = _line_filters(matches, memo.roles)
+    return r, filters, len(matches) == len(r.tokens), tuple(names)
 
 
 def plan_of(f: RulesFile, memo: CompileMemo) -> Plan:
