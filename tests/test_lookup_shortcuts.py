@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from tunewatch.facts.boot import _below
+from tunewatch.facts.boot import NetworkMounts
 from tunewatch.kinds.nfs_mount_options import Meanings, _Relevant
 
 PARTS = ["", "opt", "sas", "usr", "a", "a/", "/", "x y", "opt/", "sas.d"]
@@ -28,7 +28,7 @@ def test_below_a_network_mount_as_the_prefix_test_says():
         if rng.random() < 0.2:
             path = path.lstrip("/")
         want = any(path == m or path.startswith(m.rstrip("/") + "/") for m in mounts)
-        assert _below(path, mounts) == want, (path, mounts)
+        assert NetworkMounts(mounts).hold(path) == want, (path, mounts)
 
 
 def test_relevance_of_an_option_with_a_value_is_that_of_its_name():

@@ -85,15 +85,14 @@ def with_arguments(text: str, args: list[str]) -> str:
     return _POSITIONAL.sub(sub, text) if args else text
 
 
-_SCRIPT_DIRS = ("/usr/", "/etc/", "/opt/", "/root/", "/sbin/", "/bin/", "/lib/")  # a test, not a pattern to compile
+# where a unit's script is read from (scan/collect.py copies the same): a test, not a pattern to compile
+SCRIPT_DIRS = ("/usr/", "/etc/", "/opt/", "/root/", "/sbin/", "/bin/", "/lib/")
 
 
-def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
+def _script_text(fs: FS, path: str, remote: NetworkMounts) -> str:
     """Text of a script a unit runs, unless it lives on a network mount (a hung NFS
     server must not hang the scan: /opt/sas on NFS is common on SAS Grid hosts)."""
-    if not path.startswith(_SCRIPT_DIRS):
-        return ""
-    if remote and _below(path, remote):
+    if not path.startswith(SCRIPT_DIRS) or remote.hold(path):
         return ""
     try:  # scripts, not daemons: skip big files and binaries (dbus-daemon, tuned...)
         if os.path.getsize(fs.path(path)) > _MAX_SCRIPT_BYTES:
@@ -104,26 +103,24 @@ def _script_text(fs: FS, path: str, remote: tuple[str, ...]) -> str:
     return "" if not text or "\x00" in text else text
 
 
-def _below(path: str, mounts: tuple[str, ...]) -> bool:
-    """`path` is one of `mounts` or below one: each of its leading parts looked up (a host
-    may have a thousand NFS mounts and a script path has a few parts)."""
-    if path in mounts:
-        return True
-    tops = _tops(mounts)
-    return any(path[:i] in tops for i, c in enumerate(path) if c == "/")  # path starts with top + "/"
+class NetworkMounts:
+    """Mount points of network file systems, asked whether a path is one of them or below
+    one (`path == m or path.startswith(m.rstrip("/") + "/")` for some m): by looking up
+    the path's leading parts, as a host may have a thousand NFS mounts and a script path
+    has a few parts."""
+    __slots__ = ("points", "tops")
+
+    def __init__(self, mounts: tuple[str, ...]):
+        self.points = frozenset(mounts)
+        self.tops = frozenset(m.rstrip("/") for m in mounts)  # path starts with top + "/"
+
+    def hold(self, path: str) -> bool:
+        if not self.points:
+            return False
+        return path in self.points or any(path[:i] in self.tops for i, c in enumerate(path) if c == "/")
 
 
-_TOPS: tuple = ((), frozenset())  # (mounts, their paths without a trailing "/"): one scan's, kept
-
-
-def _tops(mounts: tuple[str, ...]) -> frozenset[str]:
-    global _TOPS
-    if _TOPS[0] is not mounts:
-        _TOPS = (mounts, frozenset(m.rstrip("/") for m in mounts))
-    return _TOPS[1]
-
-
-def _executed(fs: FS, program: str, rest: str, remote: tuple[str, ...]) -> str:
+def _executed(fs: FS, program: str, rest: str, remote: NetworkMounts) -> str:
     """The script an Exec line runs, with the line's arguments; without a script text there
     is nothing to substitute, and the arguments are not even split (docs/architecture.md#start-up-cost)."""
     text = _script_text(fs, program, remote)
@@ -220,12 +217,13 @@ def with_specifiers(text: str, unit: str) -> str:
 def boot_scripts(fs: FS, remote_mounts: tuple[str, ...] = ()) -> list[BootScript]:
     """`remote_mounts`: mount points of network file systems, never read below."""
     scripts: list[BootScript] = _dispatcher_scripts(fs)
+    remote = NetworkMounts(remote_mounts)
     for unit in sorted(u for u in enabled_units(fs) if u.endswith(".service")):
         rel = boot_unit_file(fs, unit)
         if rel is None or fs.is_dir(rel):
             continue
         text = with_specifiers(fs.read_text(rel) or "", unit)
-        executed = "".join(_executed(fs, m.group(1), m.group(2), remote_mounts) for m in _EXEC.finditer(text))
+        executed = "".join(_executed(fs, m.group(1), m.group(2), remote) for m in _EXEC.finditer(text))
         source = rel if rel.endswith("/" + unit) else f"{rel} as {unit}"
         scripts.append(BootScript(source, "systemd", text + "\n" + executed,
                                   wanted_by=read_unit_state(fs, unit).wanted_by))

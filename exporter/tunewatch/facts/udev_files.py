@@ -68,9 +68,9 @@ def _read_rules(fs: FS) -> list[RulesFile]:
         text = fs.read_text(rel)
         if not text:
             continue  # None: a dangling link ("Failed to open ..., ignoring"); "": an empty file masks the name
-        from ..parsers.udev_rules import ParseMemo, parse_udev_rules_file  # a host without rules never needs it
+        if memo is None:  # the first file: a host without rules never loads the parser
+            from ..parsers.udev_rules import ParseMemo, parse_udev_rules_file
 
-        if memo is None:
             memo = ParseMemo()
         parsed = parse_udev_rules_file(text, memo)
         files.append(RulesFile(rel, parsed.rules, parsed.file_problem, text))

@@ -100,7 +100,7 @@ class Rule:
         self.source = rule  # the parsed line: the tokens as written (what a dropped line would do)
         self.line, self.problem, self.goto, self.note = rule.line, rule.problem, rule.goto, note
         matches, assigns, parents, kernel, unsettled = [], [], [], [], []
-        pure = True  # every match token so far is free of side effects (_role())
+        pure = True  # every match token so far is free of side effects
         for t in sorted(rule.tokens, key=sort_key):
             if t.op in MATCH_OPS:
                 found = compiled.get(id(t))
@@ -108,7 +108,7 @@ class Rule:
                     found = compiled[id(t)] = (t, Token(t))
                 token, key = found[1], t.key
                 settled = key == "ACTION" or key == "KERNEL" or (key == "SUBSYSTEM" and pure)
-                pure = pure and (key in _PURE_KEYS or (key == "ATTR" and _plain_attr(t)))
+                pure = pure and _side_effect_free(t)
                 if token.parent:
                     parents.append(token)
                     if len(parents) > 1:
@@ -150,13 +150,19 @@ def _plain_attr(tok: UdevToken) -> bool:
     return "$" not in name and "%" not in name and not name.startswith("[")
 
 
+def _side_effect_free(t: UdevToken) -> bool:
+    """Testing the match token notes no assumption and runs nothing (CONST, PROGRAM, TEST,
+    an ATTR naming another device... do)."""
+    return t.key in _PURE_KEYS or (t.key == "ATTR" and _plain_attr(t))
+
+
 def _role(t: UdevToken) -> tuple:
     """What a match token is to the pre-filter: (sort key, kind, side-effect free, detail,
     the token): kind "static" (ACTION, SUBSYSTEM: detail (key, test)), "env" (detail
     (name, test)), "kernel" (detail (index or None, test)), "attr" (a plain ATTR: detail
     nothing), "" (none of those)."""
     key = t.key
-    pure = key in _PURE_KEYS or (key == "ATTR" and _plain_attr(t))
+    pure = _side_effect_free(t)
     if key in ("ACTION", "SUBSYSTEM"):
         return sort_key(t), "static", pure, (key, compile_match(t.value, t.op, t.nocase, key == "SUBSYSTEM")), t
     if key == "ENV":

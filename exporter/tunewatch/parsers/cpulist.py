@@ -19,7 +19,6 @@ MAX_TEXT = 64 << 10  # "0,2,4,...,8190" is 19 KB: a longer list is not from the 
 MAX_WORK = 4 * (MAX_CPU + 1)  # CPU ids produced over all ranges (overlaps allowed, not 20,000 of them)
 
 
-
 def _chunk_fields(chunk: str) -> tuple[str, str | None, str | None, str | None] | None:
     """(a, b, used, group) of `a`, `a-b`, `a-b:used` or `a-b:used/group`, each ASCII digits,
     else None: the fullmatch of `([0-9]+)(?:-([0-9]+)(?::([0-9]+)(?:/([0-9]+))?)?)?`

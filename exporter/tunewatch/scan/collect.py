@@ -50,7 +50,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCRIPT_DIRS = re.compile(r"^/(usr|etc|opt|root|sbin|bin|lib)/")  # as facts.boot._script_text
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 
 IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/kernel/random/boot_id",
@@ -140,7 +139,7 @@ def _units(s: SnapshotWriter) -> None:
         except TunewatchError:  # a link onto a network mount: already said when it was copied
             continue
         for m in boot._EXEC.finditer(text):  # the scripts boot_scripts() reads for enabled units
-            if SCRIPT_DIRS.match(m.group(1)) and m.group(1) not in scripts:
+            if m.group(1).startswith(boot.SCRIPT_DIRS) and m.group(1) not in scripts:
                 scripts.add(m.group(1))
                 s.copy(m.group(1).lstrip("/"), script=True)
 
