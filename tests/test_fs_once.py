@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import importlib.util
 import os
+import stat
 
 import pytest
 
@@ -127,3 +128,52 @@ def test_a_name_the_listing_lacks_is_absent_for_the_scan(tmp_path):
     (tmp_path / "etc" / "late.conf").write_text("x\n")
     assert not tree.exists("etc/late.conf") and tree.read_text("etc/late.conf") is None
     assert fs.FS(str(tmp_path)).read_text("etc/late.conf") == "x\n"
+
+
+def test_read_each_reads_every_kind_of_file_as_read_value(tmp_path, monkeypatch):
+    """The one-loop read of read_each/prefetch (fs._read_leaf_at) against read_value: an
+    empty file and a kernel-sized one (size 0 and 4096 take the long read), a file larger
+    than a page, a directory and a device node where a file should be (errors; the device
+    is never opened), and a file replaced between its lstat and its open (the new one is
+    read, through the general path)."""
+    proc = tmp_path / "proc"
+    contents = {"1": "systemd\n", "2": "", "3": "x" * 4095 + "\n", "4": "y" * 9000 + "\n"}
+    for pid, text in contents.items():
+        (proc / pid).mkdir(parents=True)
+        (proc / pid / "comm").write_text(text)
+    names = list(contents)
+    expected = {n: fs.FS(str(tmp_path)).read_value(f"proc/{n}/comm") for n in names}
+    assert expected == {n: t.strip() for n, t in contents.items()}
+    assert fs.FS(str(tmp_path)).read_each("proc", names, "comm") == expected
+
+    (proc / "5" / "comm").mkdir(parents=True)
+    with pytest.raises(fs.FactError, match="directory"):
+        fs.FS(str(tmp_path)).read_each("proc", [*names, "5"], "comm")
+    (proc / "5" / "comm").rmdir()
+    try:
+        os.mknod(proc / "5" / "comm", 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    except PermissionError:
+        pass  # not root: the FIFO case of the test above stands for it
+    else:
+        opened = []
+        real_open = os.open
+        monkeypatch.setattr(os, "open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
+        with pytest.raises(fs.FactError, match="character device"):
+            fs.FS(str(tmp_path)).read_each("proc", [*names, "5"], "comm")
+        monkeypatch.undo()
+        assert not any(p.endswith("5/comm") for p in opened)
+        os.unlink(proc / "5" / "comm")
+
+    real_open = os.open
+
+    def swapping_open(path, *args, **kwargs):  # pid 1's comm replaced after its lstat, before its open
+        if str(path) == "1/comm" and not swapped:
+            swapped.append(True)
+            os.rename(proc / "1" / "new", proc / "1" / "comm")
+        return real_open(path, *args, **kwargs)
+
+    swapped: list = []
+    (proc / "1" / "new").write_text("replaced\n")
+    monkeypatch.setattr(os, "open", swapping_open)
+    assert fs.FS(str(tmp_path)).read_each("proc", ["1"], "comm") == {"1": "replaced"}
+    assert swapped

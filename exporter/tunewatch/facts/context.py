@@ -123,6 +123,9 @@ class Facts:
         return _reader("boot_mounts").read_boot_mounts(self.fs)
 
     def boot_mount(self, mount_point: str) -> BootMount | None:
+        found = self.boot_mounts.get(mount_point)  # the usual case, per mount and check: a point fstab names
+        if found is not None:
+            return found
         return _reader("boot_mounts").boot_mount_for(self.boot_mounts, self.fs, mount_point)
 
     @fact

@@ -57,16 +57,17 @@ def complete_readd(kind: str, objects: list[ObjectResult], runtime: Any = None, 
     event touches (sysctls, mount options, service state) keeps its runtime value: the
     runtime check's object of the same name (`runtime`, a CheckResult, when it ran)."""
     by_name = {o.object: o for o in runtime.objects} if runtime is not None else {}
+    device_kind, per_interface = kind in DEVICE_KINDS, kind == "sysctl"
     for o in objects:
         if o.after_readd is not None:
             continue
-        if o.status in (ERROR, NOTAPPLICABLE) or kind in DEVICE_KINDS:
+        if device_kind or o.status in (ERROR, NOTAPPLICABLE):
             if o.status == NOTAPPLICABLE:
                 o.after_readd = AfterReadd("-", o.message, NOTAPPLICABLE)
             else:  # an error, or a device kind that left an object without one: not decided
                 o.after_readd = AfterReadd(UNKNOWN, f"could not predict: {o.message}", ERROR)
             continue
-        if kind == "sysctl" and PER_INTERFACE.match(o.object):
+        if per_interface and PER_INTERFACE.match(o.object):
             # systemd 99-systemd.rules: on a net add, `systemd-sysctl --prefix=/net/ipv4/conf/$name ...`
             o.after_readd = AfterReadd(o.predicted or UNKNOWN, f"re-applied on add by systemd-sysctl --prefix="
                                        f"/net/.../$name (udev 99-systemd.rules): {o.source}", o.status)

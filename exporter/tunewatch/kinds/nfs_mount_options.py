@@ -156,26 +156,27 @@ def evaluate(t: Target) -> list[ObjectResult]:
     wanted_keys = {key for _option, key, _value in wanted_meanings[True]}
     relevant = _Relevant(meaning_of, wanted_keys)
     problems_of: dict[tuple, list[str]] = {}
-    judged_lines: dict[tuple, tuple[list[str], str]] = {}
+    judged_lines: dict[tuple[int, bool], tuple[tuple, list[str], str]] = {}
 
     def judged(pairs: tuple, with_fstab_only: bool) -> tuple[list[str], str]:
         """(problems, options as text) of one option list. Only the options that mean a
         wanted key decide (`addr=` does not), and a fleet's mounts share those: each such
         list is judged once per check, not once per mount. fstab lines share whole option
-        tuples (parsers/_text.options_splitter): those are looked up whole first."""
+        tuples (parsers/_text.options_splitter): those are looked up first, by identity
+        (the tuple is kept with its entry, so its id is not reused while the check runs)."""
         if configured:
-            hit = judged_lines.get((pairs, with_fstab_only))
-            if hit is not None:
-                return hit
+            line = judged_lines.get((id(pairs), with_fstab_only))
+            if line is not None and line[0] is pairs:
+                return line[1], line[2]
         key = (tuple(filter(relevant.__getitem__, pairs)), with_fstab_only)
         problems = problems_of.get(key)
         if problems is None:
             problems = problems_of[key] = _missing(normalise(key[0], t.vars, meanings=meaning_of),
                                                    wanted_meanings[with_fstab_only])
-        hit = problems, ",".join(map(option_text.__getitem__, pairs))
+        actual = ",".join(map(option_text.__getitem__, pairs))
         if configured:
-            judged_lines[(pairs, with_fstab_only)] = hit
-        return hit
+            judged_lines[(id(pairs), with_fstab_only)] = (pairs, problems, actual)
+        return problems, actual
 
     def one(mount):
         wanted, with_fstab_only = base, False
@@ -201,9 +202,9 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     fix=Fix(command=f"systemctl enable {bm.enable}") if bm.enable else
                                     _fix(bm, pairs, wanted, t.vars))
         else:
-            pairs, where = tuple(mount.mount_options) + tuple(mount.super_options), "mountinfo"
+            pairs, where = mount.mount_options + mount.super_options, "mountinfo"
         want = wants[with_fstab_only]
-        problems, actual = judged(tuple(pairs), with_fstab_only)
+        problems, actual = judged(pairs, with_fstab_only)
         predicted, source = (actual, f"configured by {where}") if configured else (None, None)
         if problems:
             fix = (_fix(bm, pairs, wanted, t.vars) if bm is not None else

@@ -68,9 +68,17 @@ def evaluate(t: Target) -> list[ObjectResult]:
         nxt = t.facts.next_kernel
         host, kernel_named = host.replace(kernel=nxt.release), nxt.describe()
     kernel_ok = supported(host, t.vars)
+    configured_values: dict[int, tuple] = {}  # id(options) -> (options, nconnect): fstab lines share theirs
+
+    def configured(options: tuple) -> str | None:
+        hit = configured_values.get(id(options))
+        if hit is None or hit[0] is not options:  # kept with its tuple, so an id is never reused here
+            hit = configured_values[id(options)] = (options, option_value(options, "nconnect"))
+        return hit[1]
 
     def one(mount):
-        running = option_value(mount.super_options, "nconnect")
+        # the running value proves support whatever the table says: read when the table is not enough
+        running = option_value(mount.super_options, "nconnect") if not (fstab and kernel_ok) else None
         if running is None and kernel_ok is None:
             return ObjectResult(mount.mount_point, ERROR, want, "kernel unknown",
                                 f"{mount.mount_point}: kernel version unreadable (proc/sys/kernel/osrelease), "
@@ -94,7 +102,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     f"{mount.mount_point} is configured in {bm.source}, but {bm.problem}",
                                     predicted=UNKNOWN, source=f"never applied: {bm.problem}",
                                     fix=Fix(command=f"systemctl enable {bm.enable}") if bm.enable else _fix(bm, wanted))
-            value = option_value(bm.options, "nconnect")
+            value = configured(bm.options)
             where = bm.where
             # nfs(5): without nconnect the client opens one connection per server
             boot = dict(predicted=f"nconnect={value}", source=f"configured by {where}") if value else \

@@ -111,13 +111,28 @@ def select_mounts(facts: Facts, *selectors: dict | None) -> list:
     if memo is not None and key in memo:
         return list(memo[key])
     seen: dict[str, object] = {}
-    for m in facts.mountinfo:  # the last mount on a path is the visible one
-        if all(_selected(s, m, _mount_clause) for s in selectors):
-            seen[m.mount_point] = m
+    mounts = facts.mountinfo
+    for selector in selectors:  # one selector at a time over what the ones before kept
+        fstypes = _mount_fstypes(selector) if selector else None
+        if fstypes is not None:
+            mounts = [m for m in mounts if m.fstype in fstypes]
+        elif selector:
+            mounts = [m for m in mounts if _selected(selector, m, _mount_clause)]
+    for m in mounts:  # the last mount on a path is the visible one
+        seen[m.mount_point] = m
     found = list(seen.values())
     if memo is not None:
         memo[key] = tuple(found)
     return found
+
+
+def _mount_fstypes(selector: dict) -> frozenset[str] | None:
+    """The file system types of a selector that tests only those (`include: [{fstype:
+    [nfs, nfs4]}]`, the NFS checks' own): a set test per mount, not a clause walk."""
+    include = selector.get("include")
+    if selector.get("exclude") or not include or any(list(c) != ["fstype"] for c in include):
+        return None
+    return frozenset(t for c in include for t in c["fstype"])
 
 
 def _path_exists(fs: FS, pattern: str) -> bool:

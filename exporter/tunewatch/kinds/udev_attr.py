@@ -98,6 +98,8 @@ def _bdi_device(t: Target, mount: MountInfo, items: list[tuple[str, str, str, in
     bdi = f"{mount.major}:{mount.minor}"
 
     def program(cmd: str) -> tuple[bool, str | None] | None:
+        if "nfsrahead" not in cmd:  # per bdi and PROGRAM line: most are other programs (seed 003's awk)
+            return None
         words = cmd.split()
         if words and os.path.basename(words[0]) == "nfsrahead":
             value, where = nfsrahead_value(items, mount.fstype)
@@ -128,7 +130,6 @@ def evaluate(t: Target) -> list[ObjectResult]:
         used: list[str] = []
         out = udev.evaluate(files, _bdi_device(t, mount, items, used))
         got = out.attrs.get(attr)
-        dropped = [i for i in out.ignored if any(a == attr for a, _ in i.attrs)]
         if got and "%c" not in got[0] and got[0].strip().isdigit():
             predicted = got[0].strip()
             source = f"configured by {got[1]}:{got[2]}" + (f" (nfsrahead: {used[-1]})" if used else "")
@@ -140,6 +141,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
             except TunewatchError as e:
                 value, source = None, f"the kernel default is unknown ({e})"
             predicted = UNKNOWN if value is None else str(value)
+            dropped = [i for i in out.ignored if any(a == attr for a, _ in i.attrs)]
             if dropped:
                 source = (f"never applied: {dropped[0].source}:{dropped[0].line}: udev drops the line "
                           f"({dropped[0].problem}); {source}")

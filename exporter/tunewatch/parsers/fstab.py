@@ -38,15 +38,19 @@ def parse_fstab(text: str, source: str) -> list[FstabEntry]:
     entries = []
     split_options = options_splitter()
     for n, line in lines(text):
-        fields = [f for f in line.replace("\t", " ").split(" ") if f]  # libmount splits on blanks only
+        fields = line.replace("\t", " ").split(" ")  # libmount splits on blanks only
+        if "" in fields:
+            fields = [f for f in fields if f]
         if not fields or fields[0].startswith("#"):
             continue
-        if len(fields) < 4:
-            raise ParseError(source, f"expected at least 4 fields, found {len(fields)}", n)
-        if len(fields) > 6:
-            raise ParseError(source, f"expected at most 6 fields, found {len(fields)} (unescaped blank?)", n)
-        freq = uint(fields[4], source, n, "dump frequency") if len(fields) > 4 else 0
-        passno = uint(fields[5], source, n, "fsck pass") if len(fields) > 5 else 0
-        entries.append(FstabEntry(unescape_octal(fields[0]), unescape_octal(fields[1]), fields[2],
-                                  split_options(fields[3]), freq, passno, n))
+        count = len(fields)
+        if count < 4:
+            raise ParseError(source, f"expected at least 4 fields, found {count}", n)
+        if count > 6:
+            raise ParseError(source, f"expected at most 6 fields, found {count} (unescaped blank?)", n)
+        # `0 0`, the usual tail, without a call per field; anything else as uint() says
+        freq = 0 if count < 5 or fields[4] == "0" else uint(fields[4], source, n, "dump frequency")
+        passno = 0 if count < 6 or fields[5] == "0" else uint(fields[5], source, n, "fsck pass")
+        spec, file = (unescape_octal(fields[0]), unescape_octal(fields[1])) if "\\" in line else fields[:2]
+        entries.append(FstabEntry(spec, file, fields[2], split_options(fields[3]), freq, passno, n))
     return entries

@@ -86,4 +86,5 @@ def _parse_line(line: str, source: str, n: int, split_options: Callable[[str], O
 
 def parse_mountinfo(text: str, source: str) -> list[MountInfo]:
     split_options = options_splitter()
-    return [_parse_line(line.strip(" \t"), source, n, split_options) for n, line in lines(text) if line.strip(" \t")]
+    stripped = ((n, line.strip(" \t")) for n, line in lines(text))
+    return [_parse_line(line, source, n, split_options) for n, line in stripped if line]
