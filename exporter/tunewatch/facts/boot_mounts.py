@@ -24,7 +24,7 @@ from ..parsers.fstab import FstabEntry
 from ..parsers.nfs_conf import ConfEntry, read_conf
 from .automount import autofs_for, read_autofs
 from .mount_units import escape_path, read_mount_units
-from .mounts import fstab_index, mount_point_key, read_fstab
+from .mounts import fstab_index, read_fstab
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -153,12 +153,10 @@ def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
     for point, u in units.items():
         if point not in overrides:
             out[point] = _unit(u)
-    last = fstab_index(fstab)  # by mount point, once: several lines for one point, the last mounts over them
-    for entry in fstab:
-        point = mount_point_key(entry.file)
-        if last.get(point) is entry:
-            out[point] = BootMount(point, entry.spec, entry.vfstype, entry.options, (), f"/etc/fstab line {entry.line}",
-                                   "/etc/fstab", entry)
+    # by mount point, once: several lines for one point, the last mounts over them
+    for point, entry in fstab_index(fstab).items():
+        out[point] = BootMount(point, entry.spec, entry.vfstype, entry.options, (), f"/etc/fstab line {entry.line}",
+                               "/etc/fstab", entry)
     for point, u in overrides.items():
         out[point] = _unit(u)
     conf = read_conf(fs, NFSMOUNT_CONF)

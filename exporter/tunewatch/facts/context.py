@@ -296,7 +296,8 @@ class Facts:
             _reader("irqs").prefetch_affinities(self.fs, todo)
 
     def read_ahead_kb(self, mount: MountInfo) -> int | None:
-        self._in_time(f"read_ahead_kb of {mount.mount_point}")
+        if self.deadline is not None:  # per mount: the message is made only where a deadline can pass
+            self._in_time(f"read_ahead_kb of {mount.mount_point}")
         return _reader("mounts").read_ahead_kb(self.fs, mount)
 
     def prefetch_read_ahead_kb(self, mounts: list[MountInfo]) -> None:
