@@ -131,7 +131,7 @@ def test_a_name_the_listing_lacks_is_absent_for_the_scan(tmp_path):
 
 
 def test_read_each_reads_every_kind_of_file_as_read_value(tmp_path, monkeypatch):
-    """The one-loop read of read_each/prefetch (fs._read_leaf_at) against read_value: an
+    """The one-loop read of read_each/prefetch (fileio.read_leaf_at) against read_value: an
     empty file and a kernel-sized one (size 0 and 4096 take the long read), a file larger
     than a page, a directory and a device node where a file should be (errors; the device
     is never opened), and a file replaced between its lstat and its open (the new one is

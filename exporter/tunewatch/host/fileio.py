@@ -12,6 +12,10 @@ import stat
 
 from ..errors import FactError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 # Size caps per kind of file (bytes). A sysfs/procfs value is one short line; config
 # files and tables are small; /proc/interrupts grows with CPUs x IRQs (66 MB at 1,664
 # CPUs) and is read as a stream, never held whole.
@@ -66,6 +70,42 @@ def read_fd(fd: int, max_bytes: int, what: str, size_hint: int = 0) -> bytes:
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
+
+
+_S_IFMT, _S_IFREG = 0o170000, 0o100000
+NOT_PLAIN: Any = object()  # read_leaf_at(): a link or not a regular file at the lstat, or another file at the open
+
+
+def read_leaf_at(dir_fd: int, at: str, what: str, max_bytes: int) -> bytes | None | Any:
+    """The bytes of the regular file `at` under `dir_fd` (lstat first, so no device node or
+    FIFO is opened; fstat after, so a swap since is caught), None when it is missing,
+    NOT_PLAIN for anything else (a link, not a regular file, replaced between the two): the
+    caller's general path then follows or refuses it. fs.FS reads proc/<pid>/comm and the
+    bdi values with it: 4,000 files cost their system calls, not six Python calls each."""
+    try:
+        st = os.stat(at, dir_fd=dir_fd, follow_symlinks=False)
+        if st.st_mode & _S_IFMT != _S_IFREG:
+            return NOT_PLAIN
+        fd = os.open(at, OPEN_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        raise FactError(f"cannot read {what}: {e.strerror or e}") from e
+    try:
+        if os.fstat(fd).st_ino != st.st_ino:
+            os.close(fd)
+            return NOT_PLAIN
+        size = st.st_size
+        if 0 < size < 4096 and size < max_bytes:  # a small plain file: one read, as stat promised
+            data = os.read(fd, size + 1)
+            if len(data) == size:
+                os.close(fd)
+                return data
+            os.lseek(fd, 0, os.SEEK_SET)  # it changed since: read it the long way
+    except OSError as e:
+        os.close(fd)
+        raise FactError(f"cannot read {what}: {e.strerror or e}") from e
+    return read_fd(fd, max_bytes, what, size)  # a kernel pseudo-file (size 0 or 4096) or a long one: closes fd
 
 
 def read_regular_file(path: str, max_bytes: int) -> bytes:

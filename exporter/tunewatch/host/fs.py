@@ -30,6 +30,7 @@ from collections import deque
 from ..errors import FactError
 from .fileio import (
     INTERRUPTS_MAX_BYTES,
+    NOT_PLAIN,
     OPEN_FLAGS,
     TEXT_MAX_BYTES,
     VALUE_MAX_BYTES,
@@ -37,6 +38,7 @@ from .fileio import (
     file_kind,
     open_checked,
     read_fd,
+    read_leaf_at,
     read_regular_file,
 )
 from .netmounts import NETWORK_FSTYPES, is_network_fstype, network_mount_points
@@ -64,43 +66,6 @@ def _entry_type(entry: os.DirEntry) -> int:
     if entry.is_symlink():
         return LINK
     return REGULAR if entry.is_file(follow_symlinks=False) else OTHER
-
-
-_S_IFMT, _S_IFREG = 0o170000, 0o100000
-_LEAF_FLAGS = OPEN_FLAGS | os.O_NOFOLLOW
-
-
-def _read_leaf_at(dir_fd: int, at: str, rel: str) -> bytes | None | Any:
-    """The bytes of the regular file `at` under `dir_fd` (lstat first, so no device node or
-    FIFO is opened; fstat after, so a swap since is caught), None when it is missing,
-    _UNREAD for anything else (a link, not a regular file, swapped): the caller's general
-    path then follows or refuses it. FS._open_followed() and _read_opened() as one body:
-    3,000 proc/<pid>/comm and 1,000 bdi values cost their system calls, not six Python
-    calls each."""
-    try:
-        st = os.stat(at, dir_fd=dir_fd, follow_symlinks=False)
-        if st.st_mode & _S_IFMT != _S_IFREG:
-            return _UNREAD
-        fd = os.open(at, _LEAF_FLAGS, dir_fd=dir_fd)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as e:
-        raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
-    try:
-        if os.fstat(fd).st_ino != st.st_ino:
-            os.close(fd)
-            return _UNREAD
-        size = st.st_size
-        if 0 < size < 4096:  # a small plain file: one read, as stat promised
-            data = os.read(fd, size + 1)
-            if len(data) == size:
-                os.close(fd)
-                return data
-            os.lseek(fd, 0, os.SEEK_SET)  # it changed since: read it the long way
-    except OSError as e:
-        os.close(fd)
-        raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
-    return read_fd(fd, VALUE_MAX_BYTES, rel, size)  # a kernel pseudo-file (size 0 or 4096): closes fd
 
 
 class FS:
@@ -477,8 +442,8 @@ class FS:
                         yield name, rel, _UNREAD
                         continue
                     at = f"{name}/{leaf}"
-                    data = _UNREAD if dir_fd is None else _read_leaf_at(dir_fd, at, rel)
-                    if data is _UNREAD:  # a link, not a regular file, or swapped: the general path says which
+                    data = NOT_PLAIN if dir_fd is None else read_leaf_at(dir_fd, at, rel, VALUE_MAX_BYTES)
+                    if data is NOT_PLAIN:  # a link, not a regular file, or swapped: the general path says which
                         opened = self._open_followed(rel, base + at, dir_fd, at)  # lstat first: no device is opened
                         data = None if opened is None else self._read_opened(*opened, rel, VALUE_MAX_BYTES)
                     yield name, rel, data
