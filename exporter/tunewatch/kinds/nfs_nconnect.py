@@ -69,6 +69,15 @@ def evaluate(t: Target) -> list[ObjectResult]:
         host, kernel_named = host.replace(kernel=nxt.release), nxt.describe()
     kernel_ok = supported(host, t.vars)
     configured_values: dict[int, tuple] = {}  # id(options) -> (options, nconnect): fstab lines share theirs
+    wanted_text = str(wanted)
+    numbers: dict[str, float | None] = {}  # a value's as_number(), once per value
+
+    def number_of(value: str) -> float | None:
+        try:
+            return numbers[value]
+        except KeyError:
+            found = numbers[value] = as_number(value)
+            return found
 
     def configured(options: tuple) -> str | None:
         hit = configured_values.get(id(options))
@@ -86,8 +95,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if running is None and not kernel_ok:
             return ObjectResult(mount.mount_point, NOTAPPLICABLE, want, "unsupported",
                                 f"kernel {kernel_named} ({host.os_id}) does not support nconnect")
-        boot: dict = {}
         bm = None  # how it mounts at boot (fstab)
+        predicted = source = None
         if fstab:
             bm = t.facts.boot_mount(mount.mount_point)
             if bm is None:
@@ -104,15 +113,17 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     fix=Fix(command=f"systemctl enable {bm.enable}") if bm.enable else _fix(bm, wanted))
             value = configured(bm.options)
             where = bm.where
-            # nfs(5): without nconnect the client opens one connection per server
-            boot = dict(predicted=f"nconnect={value}", source=f"configured by {where}") if value else \
-                dict(predicted="nconnect=1", source="module default (nfs(5): one connection unless nconnect=)")
+            if value:
+                predicted, source = f"nconnect={value}", f"configured by {where}"
+            else:  # nfs(5): without nconnect the client opens one connection per server
+                predicted, source = "nconnect=1", "module default (nfs(5): one connection unless nconnect=)"
         else:
             value, where = running, "mountinfo"
-        setting = [Setting("nconnect", as_number(value) if value else 1, wanted)]
-        if value == str(wanted):
-            return ObjectResult(mount.mount_point, PASS, want, f"nconnect={value}",
-                                f"{mount.mount_point} uses {value} TCP connections ({where})", setting, **boot)
+        setting = [Setting("nconnect", number_of(value) if value else 1, wanted)]
+        if value == wanted_text:
+            return ObjectResult(mount.mount_point, PASS, want, want,
+                                f"{mount.mount_point} uses {value} TCP connections ({where})", setting,
+                                predicted=predicted, source=source)
         shown = f"nconnect={value}" if value else "no nconnect (1 connection)"
         if bm is not None:
             fix = _fix(bm, wanted)
@@ -121,6 +132,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                       note="nconnect is set when the first mount of a server connects; add it to /etc/fstab too")
         return ObjectResult(mount.mount_point, FAIL, want, shown,
                             f"{mount.mount_point} has {shown} ({where}); add nconnect={wanted} to its fstab "
-                            "options" + ("" if fstab else " and remount"), setting, fix=fix, **boot)
+                            "options" + ("" if fstab else " and remount"), setting, fix=fix,
+                            predicted=predicted, source=source)
 
     return per_object(t.mounts(), lambda m: m.mount_point, one)
