@@ -44,6 +44,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "tests", "snapshots", "examples", "azure-m-rebooted")
 RATIO_TARGET, RSS_TARGET, CLI_TARGET = 1.5, 1.2, 5.0
+RSS_TARGET_CPUS = 1664  # the RSS target is set where the files are largest; smaller sizes print it unjudged
 
 READER = """
 import os, sys
@@ -236,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         content = Content()
         print(f"profile {gen.PROFILE}; {os.cpu_count()} CPUs here; best of {args.runs}; targets: ratio <= "
-              f"{RATIO_TARGET:g} at every size, opens = files and lists = dirs, RSS ratio <= {RSS_TARGET:g} at the "
-              "largest size")
+              f"{RATIO_TARGET:g} at every size, opens = files and lists = dirs, RSS ratio <= {RSS_TARGET:g} at "
+              f"{RSS_TARGET_CPUS} CPUs")
         print(f"{'CPUs':>5} {'files':>6} {'opens':>6} {'dirs':>5} {'lists':>5} {'MB':>6} {'read ms':>8} "
               f"{'scan ms':>8} {'ratio':>6} {'CPU ratio':>9} {'CLI ms':>7} {'series':>6} {'RSS read MB':>11} {'RSS CLI MB':>10} "
               f"{'RSS ratio':>9}")
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             if m["opens"] != m["files"] or m["lists"] != m["dirs"]:
                 ok = False
                 print(f"      {m['opens'] - m['files']} repeated opens, {m['lists'] - m['dirs']} repeated listings: MISSED")
-            if sizes and ncpu == max(sizes) and m["rss_ratio"] > RSS_TARGET:
+            if ncpu >= RSS_TARGET_CPUS and m["rss_ratio"] > RSS_TARGET:
                 ok = False
                 print(f"      RSS ratio {m['rss_ratio']:.2f} > {RSS_TARGET}: MISSED")
         print("results of the last host: " + ", ".join(f"{v} {k}" for k, v in m["summary"].items()))
