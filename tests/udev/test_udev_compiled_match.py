@@ -24,8 +24,8 @@ def test_compiled_agrees_with_match_string():
 
 def test_no_rules_files_first():
     """A scan whose host has no rules files (the first list a process evaluates may be [])."""
-    from tunewatch.facts import udev, udev_plan
+    from tunewatch.facts import udev, udev_ruleset
 
-    udev_plan._LAST = (None, None)
+    udev_ruleset._LAST = (None, None)
     out = udev.evaluate([], udev.UdevDevice({"SUBSYSTEM": "module", "KERNEL": "sunrpc"}))
     assert out.run == [] and out.attrs == {}

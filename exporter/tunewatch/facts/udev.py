@@ -285,7 +285,7 @@ def _first_at(order: Sequence[int], target: int) -> int:
     return lo
 
 
-_ENGINE: tuple = ()  # (udev_plan.rule_set, udev_index.resolved, udev_match.substitute_format)
+_ENGINE: tuple = ()  # (udev_ruleset.rule_set, udev_index.resolved, udev_match.substitute_format)
 
 
 def _load_engine() -> tuple:
@@ -295,7 +295,7 @@ def _load_engine() -> tuple:
     global _ENGINE
     from .udev_index import resolved
     from .udev_match import substitute_format
-    from .udev_plan import rule_set
+    from .udev_ruleset import rule_set
     _ENGINE = (rule_set, resolved, substitute_format)
     return _ENGINE
 
