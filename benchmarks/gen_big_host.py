@@ -7,7 +7,8 @@
 (hv_netvsc eth0..3, mlx5_core VFs, one per node 0..3) with 64 data IRQs each
 (`mlx5_comp0..63`) plus one `mlx5_async0` control vector; 8 local NVMe disks with a queue
 per few CPUs, so proc/interrupts has ~1,000 IRQ lines of 416 count columns (~4.5 MB, the
-kernel's own layout); 50 NFSv3 mounts from ANF (mountinfo, fstab, bdi read_ahead_kb);
+kernel's own layout); 50 NFSv3 mounts from ANF (mountinfo, fstab, bdi read_ahead_kb: sys/class/bdi/<bdi>
+links to sys/devices/virtual/bdi/<bdi>, as sysfs makes them);
 sysctl.d, modprobe.d, tuned, ethtool/*.json, systemd units and ~3,000 processes.
 
 Tuning is realistic, neither all-pass nor all-fail: VFs 0 and 1 are pinned right (single
@@ -187,7 +188,9 @@ def build(directory: str, ncpu: int = NCPU, mounts: int = NFS_MOUNTS, rules: str
                    f"addr={server}")
         fstab.append(f"{server}:/vol{m:02d} {mnt} nfs bg,rw,hard,rsize=65536,wsize=65536,vers=3,noatime,nodiratime,"
                      f"rdirplus,acdirmin=0,tcp,_netdev{nconnect} 0 0")
-        r.value(f"sys/class/bdi/0:{minor}/read_ahead_kb", 128 if m in (7, 23, 41) else 15380)
+        # as sysfs makes them: the class entry is a link to the device's directory
+        r.value(f"sys/devices/virtual/bdi/0:{minor}/read_ahead_kb", 128 if m in (7, 23, 41) else 15380)
+        r.symlink(f"sys/class/bdi/0:{minor}", f"../../devices/virtual/bdi/0:{minor}")
     ex.mountinfo(r, ex.base_mountinfo("/dev/mapper/rootvg-rootlv", "253:0", "xfs", "rw,attr2,inode64,noquota", [
         "74 21 0:47 / /var/lib/nfs/rpc_pipefs rw,relatime shared:39 - rpc_pipefs sunrpc rw"] + nfs, cgroup2=False))
     r.write("etc/fstab", "/dev/mapper/rootvg-rootlv / xfs defaults 0 0\n" + "\n".join(fstab) + "\n")

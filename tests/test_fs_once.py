@@ -177,3 +177,63 @@ def test_read_each_reads_every_kind_of_file_as_read_value(tmp_path, monkeypatch)
     monkeypatch.setattr(os, "open", swapping_open)
     assert fs.FS(str(tmp_path)).read_each("proc", ["1"], "comm") == {"1": "replaced"}
     assert swapped
+
+
+def test_prefetch_through_links_as_sysfs_makes_them(tmp_path, monkeypatch):
+    """sys/class/bdi/<bdi> is a link into sys/devices/virtual/bdi (sysfs makes every class
+    entry a link): prefetch resolves each target directory once, opens it once, and reads
+    each bdi's file from it, answering what read_value answers for every kind of link:
+    relative, absolute (against the root), climbing above the root (kept inside it),
+    dangling, to a link, to a file, into a network mount (refused)."""
+    devices = tmp_path / "sys" / "devices" / "virtual" / "bdi"
+    for n in range(6):
+        (devices / f"0:{n}").mkdir(parents=True)
+        (devices / f"0:{n}" / "read_ahead_kb").write_text(f"{1000 + n}\n")
+    (tmp_path / "etc" / "x").mkdir(parents=True)
+    (tmp_path / "etc" / "x" / "read_ahead_kb").write_text("7\n")
+    (tmp_path / "nfs" / "0:9").mkdir(parents=True)
+    (tmp_path / "nfs" / "0:9" / "read_ahead_kb").write_text("9\n")
+    bdi = tmp_path / "sys" / "class" / "bdi"
+    bdi.mkdir(parents=True)
+    links = {"0:0": "../../devices/virtual/bdi/0:0", "0:1": "../../devices/virtual/bdi/0:1",
+             "0:2": "/sys/devices/virtual/bdi/0:2", "0:3": "../../../../../../../etc/x",
+             "0:4": "../../devices/virtual/bdi/gone", "0:5": "0:0",
+             "0:6": "../../devices/virtual/bdi/0:5/read_ahead_kb",
+             "0:9": "../../../nfs/0:9"}
+    for name, target in links.items():
+        os.symlink(target, bdi / name)
+    names = [*links, "0:404"]
+    rels = [f"sys/class/bdi/{n}/read_ahead_kb" for n in names]
+
+    def fresh():
+        tree = fs.FS(str(tmp_path))
+        tree._network, tree._network_names = {"nfs": "nfs"}, frozenset({"nfs"})
+        return tree
+
+    def answer(tree, rel):
+        try:
+            return tree.read_value(rel)
+        except fs.FactError as e:
+            return f"error: {e}"
+
+    expected = {rel: answer(fresh(), rel) for rel in rels}
+    assert [expected[r] for r in rels] == ["1000", "1001", "1002", "7", None, "1000", None,
+                                           expected[rels[-2]], None]
+    assert expected[rels[-2]].startswith("error:") and "network" in expected[rels[-2]]
+
+    calls = collections.Counter()
+    real_open, real_readlink = os.open, os.readlink
+    monkeypatch.setattr(os, "open", lambda p, flags, *a, **k: calls.update(
+        ["dir" if flags & os.O_DIRECTORY else "file"]) or real_open(p, flags, *a, **k))
+    monkeypatch.setattr(os, "readlink", lambda p, *a, **k: calls.update(["readlink"]) or real_readlink(p, *a, **k))
+    tree = fresh()
+    tree.prefetch("sys/class/bdi", names, ("read_ahead_kb",))
+    prefetched = dict(calls)
+    assert {rel: answer(tree, rel) for rel in rels} == expected
+    assert prefetched["dir"] == 3  # sys/class/bdi, sys/devices/virtual/bdi and etc: each once
+    # each link read once; the four that end in a directory read from it (a link to a link: its own read)
+    assert prefetched["readlink"] == len(links) and prefetched["file"] == 4
+    calls.clear()
+    for rel in rels[:3]:
+        tree.read_value(rel)
+    assert not calls  # served from what prefetch read

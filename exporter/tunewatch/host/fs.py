@@ -278,20 +278,13 @@ class FS:
             raise FactError(f"cannot read {rel}: {file_kind(st.st_mode)}, not a regular file")
         return fd, st.st_size
 
-    def _open_followed(self, rel: str, path: str | None = None, dir_fd: int | None = None,
-                       at: str = "") -> tuple[int, int] | None:
-        """Open `rel` (at `path` when its parent is already resolved, or at `at` under the
-        open directory `dir_fd`: shorter lookups for 3,000 files of one directory) after an
-        lstat: a link is followed inside the root and a device node or FIFO is never opened."""
+    def _open_followed(self, rel: str, path: str | None = None) -> tuple[int, int] | None:
+        """Open `rel` (at `path` when its parent is already resolved) after an lstat: a link
+        is followed inside the root and a device node or FIFO is never opened."""
         try:
             if path is None:
                 path = self.path(rel)
-            if dir_fd is not None:
-                st = os.stat(at, dir_fd=dir_fd, follow_symlinks=False)
-                if not stat.S_ISLNK(st.st_mode):
-                    return open_checked(at, st, rel, os.O_NOFOLLOW, dir_fd), st.st_size
-            else:
-                st = os.lstat(path)
+            st = os.lstat(path)
             if stat.S_ISLNK(st.st_mode):  # follow it here, inside the root and checked
                 path = self.path(rel)
                 st = os.lstat(path)
@@ -417,9 +410,11 @@ class FS:
     def _each_leaf(self, rel_dir: str, names: list[str], leaves: tuple[str, ...]
                    ) -> Iterator[tuple[str, str, Any]]:
         """(name, rel, bytes or None when missing) of each `rel_dir/<name>/<leaf>`, each
-        looked up from `rel_dir` opened once; the bytes are _UNREAD for a name its listing
-        does not show as a plain directory, or that names a mount point (the caller takes
-        the general path for those)."""
+        looked up from an open directory: `rel_dir` for a plain directory, and for a link
+        (sys/class/bdi/<bdi> -> ../../devices/virtual/bdi/<bdi>, as sysfs makes them) the
+        directory it leads to, resolved once per target directory. The bytes are _UNREAD
+        (the caller takes the general path, which says why) for a name that is neither, that
+        names a mount point, or whose leaf is not a plain regular file."""
         parts = self._components(rel_dir.strip("/"))
         listing = self._listing(parts)
         if listing.__class__ is not dict:
@@ -427,29 +422,59 @@ class FS:
                 for leaf in leaves:
                     yield name, f"{rel_dir}/{name}/{leaf}", _UNREAD
             return
-        base = self._prefix + "/".join(parts) + "/" if parts else self._prefix
         mounted = self.network_mounts and self._network_names
-        try:  # the directory resolved above, opened once: each file is looked up from it
-            dir_fd: int | None = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:
-            dir_fd = None
+        opened: dict[tuple[str, ...], int | None] = {}  # resolved directory -> its fd, opened once
         try:
+            dir_fd = self._dir_fd(parts, opened)
             for name in names:
-                plain = listing.get(name) == OTHER and not (mounted and name in mounted)
+                kind = listing.get(name)
+                fd, under = (dir_fd, name) if kind == OTHER else \
+                    self._through_link(parts, name, opened) if kind == LINK else (None, name)
+                if mounted and name in mounted:
+                    fd = None
                 for leaf in leaves:
                     rel = f"{rel_dir}/{name}/{leaf}"
-                    if not plain or (mounted and leaf in mounted):
+                    if fd is None or (mounted and leaf in mounted):
                         yield name, rel, _UNREAD
                         continue
-                    at = f"{name}/{leaf}"
-                    data = NOT_PLAIN if dir_fd is None else read_leaf_at(dir_fd, at, rel, VALUE_MAX_BYTES)
-                    if data is NOT_PLAIN:  # a link, not a regular file, or swapped: the general path says which
-                        opened = self._open_followed(rel, base + at, dir_fd, at)  # lstat first: no device is opened
-                        data = None if opened is None else self._read_opened(*opened, rel, VALUE_MAX_BYTES)
-                    yield name, rel, data
+                    data = read_leaf_at(fd, f"{under}/{leaf}", rel, VALUE_MAX_BYTES)
+                    yield name, rel, _UNREAD if data is NOT_PLAIN else data
         finally:
-            if dir_fd is not None:
-                os.close(dir_fd)
+            for fd in opened.values():
+                if fd is not None:
+                    os.close(fd)
+
+    def _dir_fd(self, parts: tuple[str, ...], opened: dict[tuple[str, ...], int | None]) -> int | None:
+        """The resolved directory `parts` opened (once per `opened`), or None when it cannot be."""
+        if parts not in opened:
+            try:
+                opened[parts] = os.open(self._prefix + "/".join(parts) if parts else self.root,
+                                        os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                opened[parts] = None
+        return opened[parts]
+
+    def _through_link(self, parts: tuple[str, ...], name: str, opened: dict[tuple[str, ...], int | None]
+                      ) -> tuple[int | None, str]:
+        """(fd of the directory the link `parts/name` leads into, the name there) when the link
+        ends in a plain directory: its target's directory resolved as any path is (inside the
+        root, links followed, network mounts refused), once per target directory, and its last
+        component listed there as a directory. (None, name) otherwise: the general path."""
+        try:
+            target = os.readlink(self._prefix + "/".join((*parts, name)))
+            head, _, last = target.rpartition("/")
+            if last in ("", ".", ".."):
+                return None, name
+            if target.startswith("/"):  # against the root, as every absolute target is
+                where = self._components(head.strip("/"))
+            else:
+                where = self._components("/".join((*parts, head)) if head else "/".join(parts))
+        except (OSError, FactError):
+            return None, name
+        listing = self._listing(where)
+        if listing.__class__ is not dict or listing.get(last) != OTHER or last in (self._network_names or ()):
+            return None, name
+        return self._dir_fd(where, opened), last
 
     def exists(self, rel: str) -> bool:
         """Like lexists on a live host: a dangling or /dev/null link exists as a link."""
