@@ -424,12 +424,13 @@ class FS:
             return
         mounted = self.network_mounts and self._network_names
         opened: dict[tuple[str, ...], int | None] = {}  # resolved directory -> its fd, opened once
+        targets: dict[tuple[bool, str], tuple[tuple[str, ...], dict] | None] = {}  # a link target's directory
         try:
             dir_fd = self._dir_fd(parts, opened)
             for name in names:
                 kind = listing.get(name)
                 fd, under = (dir_fd, name) if kind == OTHER else \
-                    self._through_link(parts, name, opened) if kind == LINK else (None, name)
+                    self._through_link(parts, name, dir_fd, opened, targets) if kind == LINK else (None, name)
                 if mounted and name in mounted:
                     fd = None
                 for leaf in leaves:
@@ -454,27 +455,42 @@ class FS:
                 opened[parts] = None
         return opened[parts]
 
-    def _through_link(self, parts: tuple[str, ...], name: str, opened: dict[tuple[str, ...], int | None]
-                      ) -> tuple[int | None, str]:
+    def _through_link(self, parts: tuple[str, ...], name: str, dir_fd: int | None, opened: dict,
+                      targets: dict[tuple[bool, str], tuple[tuple[str, ...], dict] | None]) -> tuple[int | None, str]:
         """(fd of the directory the link `parts/name` leads into, the name there) when the link
         ends in a plain directory: its target's directory resolved as any path is (inside the
-        root, links followed, network mounts refused), once per target directory, and its last
-        component listed there as a directory. (None, name) otherwise: the general path."""
+        root, links followed, network mounts refused) once per distinct target text
+        (`targets`), its last component listed there as a directory, the directory opened
+        once (`opened`, closed with _each_leaf's). (None, name) otherwise: the general path."""
         try:
-            target = os.readlink(self._prefix + "/".join((*parts, name)))
-            head, _, last = target.rpartition("/")
-            if last in ("", ".", ".."):
-                return None, name
-            if target.startswith("/"):  # against the root, as every absolute target is
+            target = os.readlink(name, dir_fd=dir_fd) if dir_fd is not None else \
+                os.readlink(self._prefix + "/".join((*parts, name)))
+        except OSError:
+            return None, name
+        head, _, last = target.rpartition("/")
+        if last in ("", ".", ".."):
+            return None, name
+        key = (target.startswith("/"), head)
+        if key not in targets:
+            targets[key] = self._target_dir(parts, key)
+        found = targets[key]
+        if found is None or found[1].get(last) != OTHER or last in (self._network_names or ()):
+            return None, name
+        return self._dir_fd(found[0], opened), last
+
+    def _target_dir(self, parts: tuple[str, ...], key: tuple[bool, str]) -> tuple[tuple[str, ...], dict] | None:
+        """(resolved parts, listing) of a link target's directory (`key`: absolute?, its text)
+        seen from `parts`; None when it cannot be resolved or listed."""
+        absolute, head = key
+        try:
+            if absolute:  # against the root, as every absolute target is
                 where = self._components(head.strip("/"))
             else:
                 where = self._components("/".join((*parts, head)) if head else "/".join(parts))
         except (OSError, FactError):
-            return None, name
+            return None
         listing = self._listing(where)
-        if listing.__class__ is not dict or listing.get(last) != OTHER or last in (self._network_names or ()):
-            return None, name
-        return self._dir_fd(where, opened), last
+        return (where, listing) if isinstance(listing, dict) else None
 
     def exists(self, rel: str) -> bool:
         """Like lexists on a live host: a dangling or /dev/null link exists as a link."""
