@@ -92,11 +92,22 @@ def read_leaf_at(dir_fd: int, at: str, what: str, max_bytes: int) -> bytes | Non
     except OSError as e:
         raise FactError(f"cannot read {what}: {e.strerror or e}") from e
     try:
-        if os.fstat(fd).st_ino != st.st_ino:
-            os.close(fd)
-            return NOT_PLAIN
-        size = st.st_size
-        if 0 < size < 4096 and size < max_bytes:  # a small plain file: one read, as stat promised
+        swapped = os.fstat(fd).st_ino != st.st_ino
+    except OSError as e:
+        os.close(fd)
+        raise FactError(f"cannot read {what}: {e.strerror or e}") from e
+    if swapped:
+        os.close(fd)
+        return NOT_PLAIN
+    return read_opened(fd, st.st_size, what, max_bytes)
+
+
+def read_opened(fd: int, size: int, what: str, max_bytes: int) -> bytes:
+    """All of the open file `fd` (closed afterwards) whose stat said `size`: a small plain
+    file in one read, as stat promised; a kernel pseudo-file (size 0 or 4096), a longer one,
+    or one that changed since, the long way (read_fd). FactError when it cannot be read."""
+    try:
+        if 0 < size < 4096 and size < max_bytes:
             data = os.read(fd, size + 1)
             if len(data) == size:
                 os.close(fd)
@@ -105,7 +116,10 @@ def read_leaf_at(dir_fd: int, at: str, what: str, max_bytes: int) -> bytes | Non
     except OSError as e:
         os.close(fd)
         raise FactError(f"cannot read {what}: {e.strerror or e}") from e
-    return read_fd(fd, max_bytes, what, size)  # a kernel pseudo-file (size 0 or 4096) or a long one: closes fd
+    try:
+        return read_fd(fd, max_bytes, what, size)
+    except OSError as e:
+        raise FactError(f"cannot read {what}: {e.strerror or e}") from e
 
 
 def read_regular_file(path: str, max_bytes: int) -> bytes:

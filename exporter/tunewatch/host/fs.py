@@ -39,6 +39,7 @@ from .fileio import (
     open_checked,
     read_fd,
     read_leaf_at,
+    read_opened,
     read_regular_file,
 )
 from .netmounts import NETWORK_FSTYPES, is_network_fstype, network_mount_points
@@ -316,7 +317,7 @@ class FS:
                 self._small[rel] = self._small[key]
                 return self.read_bytes(rel, max_bytes)
             opened = self._open_located(kind, path, rel)
-        data = None if opened is None else self._read_opened(*opened, rel, max_bytes)
+        data = None if opened is None else read_opened(*opened, rel, max_bytes)
         if data is None or len(data) <= SMALL_FILE_BYTES:  # what is kept stays small
             self._small[rel] = self._small[key] = data
         return data
@@ -328,19 +329,6 @@ class FS:
         except (FactError, OSError):
             return rel
         return resolved[len(self._prefix):] if resolved.startswith(self._prefix) else rel
-
-    @staticmethod
-    def _read_opened(fd: int, size: int, rel: str, max_bytes: int) -> bytes:
-        try:
-            if 0 < size < 4096 and size < max_bytes:  # a small plain file: one read, as stat promised
-                data = os.read(fd, size + 1)
-                if len(data) == size:
-                    os.close(fd)
-                    return data
-                os.lseek(fd, 0, os.SEEK_SET)  # it changed since: read it the long way
-            return read_fd(fd, max_bytes, rel, size)
-        except OSError as e:
-            raise FactError(f"cannot read {rel}: {e.strerror or e}") from e
 
     def read_text(self, rel: str, max_bytes: int = TEXT_MAX_BYTES) -> str | None:
         """File content, or None when the file does not exist ("unknown", not a crash)."""
