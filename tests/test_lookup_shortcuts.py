@@ -104,3 +104,17 @@ def test_fstab_tail_read_without_a_call_per_field_as_uint_reads_it():
     for tail, what in (("0x1 0", "dump frequency"), ("0 -1", "fsck pass"), ("0 ٣", "fsck pass")):
         with pytest.raises(ParseError, match=what):
             parse_fstab(f"a /x nfs rw {tail}\n", "etc/fstab")
+
+
+def test_once_per_object_answers_as_its_function_per_object():
+    """kinds.base.OncePerObject (an fstab line's judgement, by its option tuple's identity):
+    the function's answer for every object, computed once per object, and a tuple equal to
+    another but not the same object gets its own computation."""
+    from tunewatch.kinds.base import OncePerObject
+
+    calls: list = []
+    memo = OncePerObject(lambda pairs: calls.append(pairs) or len(pairs))
+    a = (("rw", None), ("nconnect", "8"))
+    b = tuple(list(a))  # equal, another object
+    assert [memo(a), memo(a), memo(b), memo(())] == [2, 2, 2, 0]
+    assert [x is a for x in calls[:1]] == [True] and len(calls) == 3

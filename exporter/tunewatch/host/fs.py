@@ -370,9 +370,8 @@ class FS:
 
     def read_each(self, rel_dir: str, names: list[str], leaf: str) -> dict[str, str | None]:
         """read_value(f"{rel_dir}/{name}/{leaf}") for each of `names` (proc/<pid>/comm for
-        3,000 pids): the same checks in one loop, `rel_dir` resolved and opened once. A name
-        that its listing does not show as a plain directory, or that names a mount point,
-        takes the general path."""
+        3,000 pids): the same checks in one loop (_each_leaf). A name that is neither a plain
+        directory nor a link to one, or that names a mount point, takes the general path."""
         out: dict[str, str | None] = {}
         for name, rel, data in self._each_leaf(rel_dir, names, (leaf,)):
             if data is _UNREAD:
@@ -385,8 +384,9 @@ class FS:
         """Read `rel_dir/<name>/<leaf>` for each name and leaf in one pass (`rel_dir` opened
         once), kept as a first read keeps a small file: the checks that then read them one by
         one (proc/irq/<irq>/smp_affinity_list, sys/class/bdi/<bdi>/read_ahead_kb) are served
-        from memory. Names that are not plain directories are left to those reads, and so
-        is everything from a file that cannot be read on: its own read says why."""
+        from memory. Names that are neither plain directories nor links to one are left to
+        those reads, and so is everything from a file that cannot be read on: its own read
+        says why."""
         small = self._small
         try:
             for _name, rel, data in self._each_leaf(rel_dir, [n for n in names if n], leaves):
@@ -417,10 +417,12 @@ class FS:
             dir_fd = self._dir_fd(parts, opened)
             for name in names:
                 kind = listing.get(name)
-                fd, under = (dir_fd, name) if kind == OTHER else \
-                    self._through_link(parts, name, dir_fd, opened, targets) if kind == LINK else (None, name)
                 if mounted and name in mounted:
-                    fd = None
+                    fd, under = None, name
+                elif kind == LINK:
+                    fd, under = self._through_link(parts, name, dir_fd, opened, targets)
+                else:
+                    fd, under = (dir_fd if kind == OTHER else None), name
                 for leaf in leaves:
                     rel = f"{rel_dir}/{name}/{leaf}"
                     if fd is None or (mounted and leaf in mounted):
@@ -443,7 +445,8 @@ class FS:
                 opened[parts] = None
         return opened[parts]
 
-    def _through_link(self, parts: tuple[str, ...], name: str, dir_fd: int | None, opened: dict,
+    def _through_link(self, parts: tuple[str, ...], name: str, dir_fd: int | None,
+                      opened: dict[tuple[str, ...], int | None],
                       targets: dict[tuple[bool, str], tuple[tuple[str, ...], dict] | None]) -> tuple[int | None, str]:
         """(fd of the directory the link `parts/name` leads into, the name there) when the link
         ends in a plain directory: its target's directory resolved as any path is (inside the

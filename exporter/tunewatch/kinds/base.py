@@ -58,6 +58,24 @@ class Target(Record):
         return select_mounts(self.facts, self.scope.get("mounts"), self.objects.get("mounts"))
 
 
+class OncePerObject:
+    """compute(obj) once per object, found by identity: a thousand fstab lines share a few
+    option tuples (parsers/_text.options_splitter), and hashing a tuple of 15 options per
+    mount costs what the lookup saves. Each object is held with its value, so its id is not
+    reused by another object while the memo lives (one check's evaluation)."""
+    __slots__ = ("compute", "_held")
+
+    def __init__(self, compute: Callable[[Any], Any]):
+        self.compute = compute
+        self._held: dict[int, tuple[Any, Any]] = {}
+
+    def __call__(self, obj: Any) -> Any:
+        hit = self._held.get(id(obj))
+        if hit is None or hit[0] is not obj:
+            hit = self._held[id(obj)] = (obj, self.compute(obj))
+        return hit[1]
+
+
 def per_object(items: Iterable[Any], name: Callable[[Any], str],
                evaluate_one: Callable[[Any], ObjectResult]) -> list[ObjectResult]:
     """Evaluate objects one by one; an unreadable fact costs only that object."""

@@ -11,7 +11,7 @@ and default tables in the check's content before comparing. Values are compared 
 from __future__ import annotations
 
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
-from .base import Target, per_object
+from .base import OncePerObject, Target, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,27 +156,23 @@ def evaluate(t: Target) -> list[ObjectResult]:
     wanted_keys = {key for _option, key, _value in wanted_meanings[True]}
     relevant = _Relevant(meaning_of, wanted_keys)
     problems_of: dict[tuple, list[str]] = {}
-    judged_lines: dict[tuple[int, bool], tuple[tuple, list[str], str]] = {}
 
-    def judged(pairs: tuple, with_fstab_only: bool) -> tuple[list[str], str]:
+    def judge(pairs: tuple, with_fstab_only: bool) -> tuple[list[str], str]:
         """(problems, options as text) of one option list. Only the options that mean a
         wanted key decide (`addr=` does not), and a fleet's mounts share those: each such
-        list is judged once per check, not once per mount. fstab lines share whole option
-        tuples (parsers/_text.options_splitter): those are looked up first, by identity
-        (the tuple is kept with its entry, so its id is not reused while the check runs)."""
-        if configured:
-            line = judged_lines.get((id(pairs), with_fstab_only))
-            if line is not None and line[0] is pairs:
-                return line[1], line[2]
+        list is judged once per check, not once per mount."""
         key = (tuple(filter(relevant.__getitem__, pairs)), with_fstab_only)
         problems = problems_of.get(key)
         if problems is None:
             problems = problems_of[key] = _missing(normalise(key[0], t.vars, meanings=meaning_of),
                                                    wanted_meanings[with_fstab_only])
-        actual = ",".join(map(option_text.__getitem__, pairs))
-        if configured:
-            judged_lines[(id(pairs), with_fstab_only)] = (pairs, problems, actual)
-        return problems, actual
+        return problems, ",".join(map(option_text.__getitem__, pairs))
+
+    # fstab lines share whole option tuples (parsers/_text.options_splitter): judged once each
+    by_line = (OncePerObject(lambda pairs: judge(pairs, False)), OncePerObject(lambda pairs: judge(pairs, True)))
+
+    def judged(pairs: tuple, with_fstab_only: bool) -> tuple[list[str], str]:
+        return by_line[with_fstab_only](pairs) if configured else judge(pairs, with_fstab_only)
 
     def one(mount):
         wanted, with_fstab_only = base, False

@@ -12,7 +12,7 @@ import re
 
 from ..parsers._text import option_value
 from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
-from .base import Target, as_number, per_object
+from .base import OncePerObject, Target, as_number, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,22 +68,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
         nxt = t.facts.next_kernel
         host, kernel_named = host.replace(kernel=nxt.release), nxt.describe()
     kernel_ok = supported(host, t.vars)
-    configured_values: dict[int, tuple] = {}  # id(options) -> (options, nconnect): fstab lines share theirs
     wanted_text = str(wanted)
-    numbers: dict[str, float | None] = {}  # a value's as_number(), once per value
-
-    def number_of(value: str) -> float | None:
-        try:
-            return numbers[value]
-        except KeyError:
-            found = numbers[value] = as_number(value)
-            return found
-
-    def configured(options: tuple) -> str | None:
-        hit = configured_values.get(id(options))
-        if hit is None or hit[0] is not options:  # kept with its tuple, so an id is never reused here
-            hit = configured_values[id(options)] = (options, option_value(options, "nconnect"))
-        return hit[1]
+    configured = OncePerObject(lambda options: option_value(options, "nconnect"))  # fstab lines share theirs
 
     def one(mount):
         # the running value proves support whatever the table says: read when the table is not enough
@@ -119,7 +105,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                 predicted, source = "nconnect=1", "module default (nfs(5): one connection unless nconnect=)"
         else:
             value, where = running, "mountinfo"
-        setting = [Setting("nconnect", number_of(value) if value else 1, wanted)]
+        setting = [Setting("nconnect", as_number(value) if value else 1, wanted)]
         if value == wanted_text:
             return ObjectResult(mount.mount_point, PASS, want, want,
                                 f"{mount.mount_point} uses {value} TCP connections ({where})", setting,
