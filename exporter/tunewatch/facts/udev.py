@@ -77,8 +77,8 @@ _TAG = lazy(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
 class _Event:
     """udev's UdevEvent for one evaluation: properties, name, program result, tags."""
 
-    def __init__(self, dev: UdevDevice, out: UdevOutcome):
-        self.dev, self.out = dev, out
+    def __init__(self, dev: UdevDevice, out: UdevOutcome, trace: list[str] | None = None):
+        self.dev, self.out, self.trace = dev, out, trace
         self.props = {k[4:-1]: v for k, v in dev.values.items() if k.startswith("ENV{") and v is not None}
         self.levels = dev.levels or (Level(dev.values.get("KERNEL"), dev.values.get("SUBSYSTEM"),
                                            dev.values.get("DRIVER"), dev.attr, dev.values.get("DEVPATH")),)
@@ -88,6 +88,12 @@ class _Event:
         self.result_known = True
         self.tags: list[str] = []
         self.run_final = self.name_final = self.links_final = False
+
+    def tested(self, value: str | None, what: str) -> None:
+        """A template evaluation (facts/udev_shared.py) tests a value that may hold the
+        stand-in name: its outcome is then this device's own."""
+        if self.trace is not None and value is not None and "\0" in value:
+            self.trace.append(what)
 
     def fmt(self, text: str) -> str:
         if "$" not in text and "%" not in text:
@@ -132,6 +138,8 @@ def _match_level(ev: _Event, tok: Token, level: Level, is_event_device: bool) ->
 
 
 def _match_parents(ev: _Event, toks: tuple[Token, ...]) -> bool:
+    if ev.trace is not None:
+        ev.trace.append("a parent token")
     for i, level in enumerate(ev.levels):
         if all(_match_level(ev, t, level, i == 0) for t in toks):
             ev.parent = level
@@ -149,12 +157,17 @@ def _match_token(ev: _Event, tok: Token) -> bool:
         return True
     # the keys rules test most first (each branch is one key's: their order matters not)
     if key in _DEVICE_KEYS:
+        if ev.trace is not None and key in ("KERNEL", "DEVPATH"):
+            ev.trace.append(key)
         return tok.test(dev.values.get(key))
     if key == "ENV":
-        return tok.test(ev.props.get(tok.attr or ""))
+        value = ev.props.get(tok.attr or "")
+        ev.tested(value, "ENV")
+        return tok.test(value)
     if key == "ATTR":
         return _match_attr(ev, tok, ev.levels[0])
     if key == "NAME":
+        ev.tested(ev.name, "NAME")
         return tok.test(ev.name)
     if key == "PROGRAM":
         got = dev.program(ev.fmt(tok.value))
@@ -169,6 +182,7 @@ def _match_token(ev: _Event, tok: Token) -> bool:
         if not ev.result_known:
             ev.out.assumed.add(key)
             return True
+        ev.tested(ev.result, "RESULT")
         return tok.test(ev.result)
     if key == "TEST" and not tok.attr:
         exists = dev.test(ev.fmt(tok.value))
@@ -176,6 +190,7 @@ def _match_token(ev: _Event, tok: Token) -> bool:
             return exists == (tok.op == "==")
     if key == "SYMLINK":  # TK_M_DEVLINK: any of the links assigned so far
         test = tok.test_eq
+        ev.tested("".join(ev.out.devlinks), "SYMLINK")
         hit = test is not None and any(test(link) for link in ev.out.devlinks)
         return hit == (tok.op == "==")
     if key in ASSUMED:
@@ -183,6 +198,7 @@ def _match_token(ev: _Event, tok: Token) -> bool:
         return True
     if key == "TAG":
         test = tok.test_eq
+        ev.tested("".join(ev.tags), "TAG")
         hit = test is not None and any(test(t) for t in ev.tags)
         return hit == (tok.op == "==")
     ev.out.assumed.add(key)
@@ -234,6 +250,7 @@ def _assign(ev: _Event, tok: UdevToken, where: tuple[str, int]) -> None:
         out.sysctls[ev.fmt(tok.attr or "").replace("/", ".")] = (ev.fmt(tok.value), *where)
     elif key == "TAG":
         value = ev.fmt(tok.value)
+        ev.tested(value, "TAG")
         if tok.op == "-=":
             ev.tags = [t for t in ev.tags if t != value]
         elif not _TAG.match(value):
@@ -248,6 +265,7 @@ def _assign(ev: _Event, tok: UdevToken, where: tuple[str, int]) -> None:
         ev.links_final = tok.op == ":="
         links = ev.fmt(tok.value).split()
         if tok.op == "-=":
+            ev.tested("".join(links), "SYMLINK")
             out.devlinks[:] = [x for x in out.devlinks if x not in links]
             return
         if tok.op in ("=", ":="):
@@ -300,18 +318,20 @@ def _load_engine() -> tuple:
     return _ENGINE
 
 
-def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) -> UdevOutcome:
+def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False,
+             trace: list[str] | None = None) -> UdevOutcome:
     """The device's "add" event through the rules. Each file's plan (facts/udev_plan.py,
     compiled once per scan) gives the lines this kind of device may match, by ACTION,
     SUBSYSTEM, ENV names and KERNEL; a file without such a line is not visited (nothing
     in it could apply); the rest is udev's own line loop over them. `every_line`: udev's
     loop over every line of every file, no line left out (the reference the differential
-    tests hold the plans to)."""
+    tests hold the plans to). `trace`: given by a template evaluation (facts/udev_shared.py),
+    which learns from it whether the outcome depends on the device's name."""
     out = UdevOutcome()
     if not files:  # no rules, no outcome: and the rule engine's modules are not imported (start-up cost)
         return out
     rule_set, resolved, _ = _ENGINE or _load_engine()
-    ev = _Event(dev, out)
+    ev = _Event(dev, out, trace)
     values = dev.values
     is_net = values.get("SUBSYSTEM") == "net" and "IFINDEX" in ev.props
     kernel = values.get("KERNEL")
@@ -321,7 +341,10 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
     if filtered:
         # names that may ever have a value (the rules' own set when the device has none: its hash is kept)
         env = frozenset(ev.props) | rules.env_assigned if ev.props else rules.env_assigned
-        work = rules.active(dev.action, values.get("SUBSYSTEM"), env).visit(kernel)
+        active = rules.active(dev.action, values.get("SUBSYSTEM"), env)
+        work = active.visit(kernel)
+        if trace is not None and active.by_kernel:
+            trace.append("a KERNEL index")
     else:
         work = [(f, plan, None) for f, plan in zip(rules.files, rules.plans)]
     held: dict = {}  # KERNEL test -> its result for this device (Kept.order())
@@ -342,8 +365,11 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False) 
                 continue
             rule = compiled[i] or plan.rule(i)
             pos += 1
-            if filtered and rule.note is None and rule.kernel and not all(test(kernel) for test in rule.kernel):
-                continue
+            if filtered and rule.note is None and rule.kernel:
+                if trace is not None:
+                    trace.append("KERNEL")
+                if not all(test(kernel) for test in rule.kernel):
+                    continue
             if rule.problem is not None:
                 _ignored(ev, f.source, rule)
                 continue

@@ -184,6 +184,8 @@ def substitute_format(text: str, ev: Any) -> tuple[str, str | None]:
         if code == "k":
             return kernel
         if code == "n":
+            if ev.trace is not None:
+                ev.trace.append("%n")
             digits = re.search(r"\d+$", kernel)
             return digits.group(0) if digits else ""
         if code == "p":

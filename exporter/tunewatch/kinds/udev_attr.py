@@ -26,6 +26,7 @@ import re
 from ..errors import TunewatchError
 from ..facts import udev
 from ..facts.udev_device import sysattr_reader
+from ..facts.udev_shared import SharedOutcomes
 from ..parsers._text import option_value
 from ..parsers.nfs_conf import read_conf
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
@@ -125,10 +126,11 @@ def evaluate(t: Target) -> list[ObjectResult]:
     sub, attr, want = t.vars["subsystem"], t.vars["attribute"], str(t.vars["value"])
     files = t.facts.udev_rules if hasattr(t.facts, "udev_rules") else udev.read_rules(t.facts.fs)
     items = _nfs_conf(t.facts.fs) if sub == "bdi" else []
+    shared = SharedOutcomes(files)  # a thousand bdis differ only by name: one line loop for all
 
     def one(mount: MountInfo) -> ObjectResult:
         used: list[str] = []
-        out = udev.evaluate(files, _bdi_device(t, mount, items, used))
+        out = shared.evaluate(_bdi_device(t, mount, items, used))
         got = out.attrs.get(attr)
         if got and "%c" not in got[0] and got[0].strip().isdigit():
             predicted = got[0].strip()
