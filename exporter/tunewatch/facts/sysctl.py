@@ -40,7 +40,7 @@ from ..parsers.sysctl_command import SysctlRun
 from ..parsers.sysctl_conf import parse_sysctl_conf
 from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d  # noqa: F401 - re-exported: goss and collect read it here
 from .services import read_unit_state
-from .sysctl_writes import ConfiguredValue, initial, replay, systemd_sysctl_order
+from .sysctl_writes import UNTOLD, ConfiguredValue, initial, replay, systemd_sysctl_order, write
 from .tuned import TunedProfile, read_tuned_main
 
 TYPE_CHECKING = False
@@ -203,16 +203,41 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
     reapply = _tuned_reapplies(fs)
     again = fs.config_files(TUNED_REAPPLY_DIRS, "*.conf") + ([SYSCTL_CONF] if conf_is_file else [])
     for kind, writes in tuned.steps:
-        src = lambda f: f"tuned profile {tuned.name} ({f})"  # noqa: E731
-        if kind == "vm":
-            values = replay(values, [(f"vm.{k}", ConfiguredValue(" ".join(v.split()), src(f)))
-                                     for k, v, f in writes if not _same_now(values, f"vm.{k}", v)])
-            continue
-        values = replay(values, [(k, ConfiguredValue(" ".join(v.split()), src(f))) for k, v, f in writes])
-        if reapply:
+        values = dict(values)
+        for k, v, f in writes:
+            key, source = (f"vm.{k}" if kind == "vm" else k), f"tuned profile {tuned.name} ({f})"
+            if kind == "vm" and _same_now(values, key, v):
+                continue
+            cv = _tuned_write(values, key, v, source, modifiers=kind == "sysctl")
+            if cv is not None:
+                write(values, key, cv)
+        if kind == "sysctl" and reapply:
             values = files.apply(values, again, order="tuned")
     name = f"tuned ({tuned.name})" + (" reapply_sysctl: etc/sysctl.d, etc/sysctl.conf" if reapply else "")
     return values, name
+
+
+def _tuned_write(values: dict[str, ConfiguredValue], key: str, value: str, source: str,
+                 modifiers: bool) -> ConfiguredValue | None:
+    """What tuned writes to `key` (None: nothing), its variables expanded (facts/tuned.py):
+    a function it would run, or a `>N`/`<N` against a value not known here, cannot be told
+    (facts/tuned_vars.py)."""
+    from .tuned_vars import assigned, calls_function
+
+    if calls_function(value):
+        return ConfiguredValue(UNTOLD, f"{source}: {value!r} runs a tuned function, which is not run here")
+    if modifiers and len(value) > 1 and value[0] in "<>":
+        now = values.get(key)
+        current = now.value if now is not None else initial(key)
+        if current is None or current == UNTOLD:
+            than = "greater" if value[0] == ">" else "smaller"
+            return ConfiguredValue(UNTOLD, f"{source}: {value!r} writes {value[1:]} only when that is {than} than "
+                                           "the value before tuned, which is not known here")
+        written = assigned(value, current)
+        if written is None:
+            return None
+        return ConfiguredValue(" ".join(written.split()), f"{source} ({value}: {current} before)")
+    return ConfiguredValue(" ".join(value.split()), source)
 
 
 def _same_now(values: dict[str, ConfiguredValue], key: str, value: str) -> bool:

@@ -25,6 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+UNTOLD = "unknown"  # a value a consumer writes that cannot be told (results.UNKNOWN's text; facts sit below results)
 ZEROES = "the kernel zeroes"  # marks a value set by a write of the other form (kinds/sysctl.py)
 PAGE_SIZE = 4096  # x86_64 and most arm64 kernels; the minimum below is 2 pages
 
@@ -69,6 +70,13 @@ def write(values: dict[str, ConfiguredValue], key: str, cv: ConfiguredValue) -> 
         values[key] = cv
         return
     other, only_on_change, low, high, handler, initial = paired
+    if cv.value == UNTOLD:  # the write may fail or zero the other form: both unknown, unless the other is 0 already
+        values[key] = cv
+        current = values.get(other)
+        if (_number(current.value) if current is not None else _PAIRED[other][5]) != 0:
+            values[other] = ConfiguredValue(UNTOLD, f"{cv.source} writing {key} (it may zero {other}: "
+                                                    f"mm/page-writeback.c {handler})")
+        return
     new = _number(cv.value)
     if new is None or new < low or (high is not None and new > high):
         return  # EINVAL: the kernel keeps the old value and the other form

@@ -26,13 +26,11 @@ from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..host.fs import FS
+from .tuned_vars import TRUE as _TRUE
+from .tuned_vars import UNIT_CONTROL as _CONTROL  # unit.py `Unit.__init__` pops these: never plugin options
 
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
 _SAFE_NAME = lazy(r"^[a-zA-Z0-9_.-]+$")
-# unit.py `Unit.__init__` pops these: they steer the unit and are never plugin options
-_CONTROL = ("priority", "type", "enabled", "replace", "drop", "devices", "devices_udev_regex", "cpuinfo_regex",
-            "uname_regex", "script_pre", "script_post")
-_TRUE = ("True", "true", "1")  # unit.py: `config.pop("enabled", True) in [True, "True", "true", 1, "1"]`
 
 
 class TunedProfile(FrozenRecord):
@@ -128,8 +126,10 @@ class _Loader:
             self.processed.append(rel)
             self.chain.append(name.lstrip("-"))
             from ..parsers.tuned_conf import parse_tuned_conf  # only a host with tuned profiles (start-up cost)
+            from .tuned_vars import with_profile_dir
 
-            sections = parse_tuned_conf(self.fs.read_required(rel), rel)
+            sections = {unit: {k: with_profile_dir(v, rel) for k, v in options.items()}
+                        for unit, options in parse_tuned_conf(self.fs.read_required(rel), rel).items()}
             include = sections.get("main", {}).pop("include", None)
             if include:
                 self.load([n for n in re.split(r"\s*[,;]\s*", include.strip()) if n])
@@ -186,9 +186,15 @@ def _read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
     if not loader.missing:  # tuned loads all or nothing
         uname = (f"Linux {fs.read_value('proc/sys/kernel/hostname') or ''} "
                  f"{fs.read_value('proc/sys/kernel/osrelease') or ''}")
+        from .tuned_vars import profile_variables, unquote
+
+        variables = profile_variables(fs, loader.loaded)
         for unit, options in _applied(units, uname):
             applied.append(unit)
-            writes = tuple((k, v, sources[unit][k]) for k, v in options.items() if k not in _HEAD)
+            # the value each option writes: a [sysctl] value unquoted, then the variables in (facts/tuned_vars.py)
+            unquoted = unquote if options["type"] == "sysctl" else str
+            writes = tuple((k, variables.expand(unquoted(v)), sources[unit][k]) for k, v in options.items()
+                           if k not in _HEAD)
             if options["type"] == "sysctl":
                 sysctl.update({k: (v, src) for k, v, src in writes})
                 steps.append(("sysctl", writes))

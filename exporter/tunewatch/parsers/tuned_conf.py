@@ -53,3 +53,20 @@ def parse_tuned_main(text: str, source: str) -> dict[str, str]:
     except configparser.Error as e:
         raise ParseError(source, f"tuned cannot parse it: {' '.join(str(e).split())[:160]}") from None
     return dict(parser.items(_HEADER, raw=True)) if parser.has_section(_HEADER) else {}
+
+
+def parse_variables_file(text: str, source: str) -> list[tuple[str, str | None]]:
+    """A variables file that a profile's `[variables]` includes (tuned/profiles/variables.py
+    `add_from_file()`): the same parser with options allowed without a value, after the
+    made-up section header; (name, value or None) of every section's options, in order."""
+    import configparser
+
+    parser = configparser.ConfigParser(delimiters=("=",), inline_comment_prefixes=("#",), allow_no_value=True,
+                                       strict=False, interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # tuned keeps key case
+    try:
+        parser.read_string(f"[{_HEADER}]\n" + text, source)
+    except configparser.Error as e:
+        raise ParseError(source, f"tuned cannot parse it: {' '.join(str(e).split())[:160]}") from None
+    return [(name, parser.get(section, name, raw=True)) for section in parser.sections()
+            for name in parser.options(section)]

@@ -1,0 +1,110 @@
+"""facts/tuned_vars.py against redhat-performance/tuned 2.28.0-rc.1 (2bfa442), rule by rule:
+merger.py `_merge_two()` (variables units: replace, prepend, redefinition), variables.py
+`add_variable()`/`expand_static()`/`add_from_file()`, loader.py `_expand_profile_dir()`,
+commands.py `unquote()`, plugins/base.py `_process_assignment_modifiers()`; and the
+kernel-side effect of a value that cannot be told (facts/sysctl_writes.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tunewatch.facts.sysctl_writes import UNTOLD, ConfiguredValue, write
+from tunewatch.facts.tuned_vars import (
+    TunedVariables,
+    assigned,
+    calls_function,
+    profile_variables,
+    unquote,
+    with_profile_dir,
+)
+from tunewatch.host.fs import FS
+from tunewatch.results import UNKNOWN
+
+
+def _variables(tmp_path, *profiles: dict) -> dict[str, str]:
+    loaded = [(f"p{i}", f"etc/tuned/p{i}/tuned.conf", sections) for i, sections in enumerate(profiles)]
+    return profile_variables(FS(str(tmp_path)), loaded).values
+
+
+def test_later_profile_redefines_in_place_and_appends(tmp_path):
+    got = _variables(tmp_path, {"variables": {"a": "1", "b": "2"}}, {"variables": {"b": "3", "c": "${a}${b}"}})
+    assert list(got.items()) == [("a", "1"), ("b", "3"), ("c", "13")]
+
+
+def test_replace_drops_the_older_variables(tmp_path):
+    got = _variables(tmp_path, {"variables": {"a": "1"}}, {"variables": {"replace": "1", "b": "${a}"}})
+    assert got == {"b": "${a}"}  # `a` is gone: the reference stays as written
+
+
+def test_prepend_puts_new_names_first_and_keeps_redefined_in_place(tmp_path):
+    # merger.py: `for variable in reversed(unit.options): if variable not in overwritten: move_to_end(last=False)`
+    got = _variables(tmp_path, {"variables": {"a": "1", "b": "2"}},
+                     {"variables": {"prepend": "1", "x": "${b}", "b": "5", "y": "9"}})
+    assert list(got) == ["x", "y", "a", "b"]
+    assert got["x"] == "${b}"  # defined before b in tuned's order: b is not known yet
+
+
+def test_a_section_of_type_variables_counts_and_control_options_are_not_variables(tmp_path):
+    got = _variables(tmp_path, {"mine": {"type": "variables", "enabled": "0", "k": "v"}, "main": {"x": "y"}})
+    assert got == {"k": "v"}
+
+
+def test_invalid_names_are_refused_and_escapes_undone(tmp_path):
+    got = _variables(tmp_path, {"variables": {"a-b": "1", "ok": "x", "lit": r"\${ok}", "both": r"${ok}\${ok}"}})
+    assert got == {"ok": "x", "lit": "${ok}", "both": "x${ok}"}
+
+
+def test_one_pass_replacement_does_not_expand_a_value_again():
+    v = TunedVariables()
+    v.values.update({"a": "${b}", "b": "2"})  # as if `a` had been defined before `b` existed
+    assert v.expand("${a}/${b}/${c}") == "${b}/2/${c}"
+
+
+def test_include_reads_a_variables_file_and_a_missing_one_adds_nothing(tmp_path):
+    d = tmp_path / "etc/tuned/p0"
+    d.mkdir(parents=True)
+    (d / "site.vars").write_text("dirty = 31457280   # 30 MiB\n[any]\nexpire=${dirty}\nflag\n")
+    got = _variables(tmp_path, {"variables": {"include": "/etc/tuned/p0/site.vars", "after": "${expire}"}})
+    assert got == {"dirty": "31457280", "expire": "31457280", "after": "31457280"}
+    assert _variables(tmp_path, {"variables": {"include": "/etc/tuned/nowhere.vars", "x": "1"}}) == {"x": "1"}
+
+
+def test_profile_dir_and_quotes():
+    assert with_profile_dir("${i:PROFILE_DIR}/a:\\${i:PROFILE_DIR}", "usr/lib/tuned/sap/tuned.conf") == \
+        "/usr/lib/tuned/sap/a:\\${i:PROFILE_DIR}"
+    assert unquote('"4096 87380"') == "4096 87380"
+    assert unquote('"a" "b"') == 'a" "b'  # ^"(.*)"$: only the outer pair
+    assert unquote('"a') == '"a'
+
+
+def test_functions_are_found_unless_escaped():
+    assert calls_function("${f:exec:/bin/echo:1}")
+    assert calls_function("x ${f:cpulist_invert:1}")
+    assert not calls_function("\\${f:exec:x}")
+    assert not calls_function("${foo}")
+
+
+@pytest.mark.parametrize(("value", "current", "written"), [
+    ("300", "500", "300"),     # no modifier: as given
+    (">", "500", ">"),         # one character: as given
+    (">300", "500", None),     # not greater: nothing
+    (">700", "500", "700"),
+    ("<300", "500", "300"),
+    ("<700", "500", None),
+    (">500", "500", None),     # equal is neither
+    (">x", "500", ">x"),       # not integers: the value as given, `>` included
+    (">300", "4096 87380", ">300"),
+    ("< 300", " 500", " 300"),  # Python's int() takes the blanks (tuned is Python); the rest as written
+])
+def test_assignment_modifiers(value, current, written):
+    assert assigned(value, current) == written
+
+
+def test_an_untold_write_of_a_paired_limit_makes_both_forms_unknown_unless_the_other_is_zero():
+    assert UNTOLD == UNKNOWN  # the text kinds/sysctl shows as the prediction
+    values = {"vm.dirty_ratio": ConfiguredValue("40", "a")}
+    write(values, "vm.dirty_bytes", ConfiguredValue(UNTOLD, "tuned"))
+    assert values["vm.dirty_bytes"].value == UNTOLD and values["vm.dirty_ratio"].value == UNTOLD
+    values = {"vm.dirty_ratio": ConfiguredValue("0", "a")}
+    write(values, "vm.dirty_bytes", ConfiguredValue(UNTOLD, "tuned"))
+    assert values["vm.dirty_ratio"].value == "0"
