@@ -94,7 +94,7 @@ def inside(args) -> dict:
     try:
         _, metrics = wait_for(lambda m: m.get("tunewatch_scans_total", 0) >= 1
                               and m.get("tunewatch_scan_in_progress", 1) == 0
-                              and "tunewatch_last_scan_timestamp_seconds" in m, 60)
+                              and "tunewatch_last_scan_timestamp_seconds" in m, 180)  # a loaded CI machine
         settle = float(args.debounce.rstrip("s")) + 1.0
         for i in range(args.adds):
             for verb, key in (("add", "adds"), ("del", "removes")):
@@ -158,7 +158,7 @@ def main() -> int:
     try:
         argv = [a for a in sys.argv[1:] if a != "--json"]
         done = subprocess.run(["ip", "netns", "exec", name, sys.executable, __file__, "--inside", *argv],
-                              capture_output=True, text=True, timeout=60 + args.adds * 2 * (args.timeout + 5))
+                              capture_output=True, text=True, timeout=180 + args.adds * 2 * (args.timeout + 5))
     finally:
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
     if done.returncode != 0:

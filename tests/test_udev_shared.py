@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from test_udev_perf_differential import _files, _line
+from test_udev_perf_differential import DEBIAN, _files, _line
 from tunewatch.facts import udev, udev_shared
 from tunewatch.facts.udev_shared import SharedOutcomes
 
@@ -156,3 +156,18 @@ def test_seed_rule_shared_and_names_put_in():
     assert [o.run[0][0] for o in outs] == [f"/bin/log {d.values['KERNEL']}" for d in devices]
     assert all(o.attrs["read_ahead_kb"][0] == "15380" for o in outs)
     assert [t is not None for t in shared._templates.values()] == [True]
+
+
+def test_debian_rules_bdis_shared_disks_as_usual():
+    """Debian 12's 50 rules files: each bdi and each disk answers their KERNEL indexes and
+    KERNEL tests as the stand-in does, so each kind shares one template, and every outcome
+    is udev.evaluate's."""
+    texts = {str(p.relative_to(DEBIAN)): p.read_text() for p in sorted(DEBIAN.rglob("*.rules"))}
+    files = _files(dict(sorted(texts.items(), key=lambda kv: kv[0].rsplit("/", 1)[-1])))
+    assert len(files) == 50
+    _check(files, {"kinds shared": 0, "kinds not shared": 0})
+    shared = SharedOutcomes(files)
+    for dev in _devices([]):
+        shared.evaluate(dev)
+    kinds = {key[3]: template is not None for key, template in shared._templates.items()}
+    assert kinds == {(("SUBSYSTEM", "bdi"),): True, (("SUBSYSTEM", "block"), ("ENV{DEVTYPE}", "disk")): True}

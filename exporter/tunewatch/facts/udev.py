@@ -77,7 +77,7 @@ _TAG = lazy(r"^[A-Za-z0-9_-]+$")  # sd-device tag_is_valid()
 class _Event:
     """udev's UdevEvent for one evaluation: properties, name, program result, tags."""
 
-    def __init__(self, dev: UdevDevice, out: UdevOutcome, trace: list[str] | None = None):
+    def __init__(self, dev: UdevDevice, out: UdevOutcome, trace: list | None = None):
         self.dev, self.out, self.trace = dev, out, trace
         self.props = {k[4:-1]: v for k, v in dev.values.items() if k.startswith("ENV{") and v is not None}
         self.levels = dev.levels or (Level(dev.values.get("KERNEL"), dev.values.get("SUBSYSTEM"),
@@ -157,9 +157,10 @@ def _match_token(ev: _Event, tok: Token) -> bool:
         return True
     # the keys rules test most first (each branch is one key's: their order matters not)
     if key in _DEVICE_KEYS:
+        value = dev.values.get(key)
         if ev.trace is not None and key in ("KERNEL", "DEVPATH"):
-            ev.trace.append(key)
-        return tok.test(dev.values.get(key))
+            ev.trace.append((key, tok.test, tok.test(value)))  # a question about the name: asked again per device
+        return tok.test(value)
     if key == "ENV":
         value = ev.props.get(tok.attr or "")
         ev.tested(value, "ENV")
@@ -319,14 +320,16 @@ def _load_engine() -> tuple:
 
 
 def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False,
-             trace: list[str] | None = None) -> UdevOutcome:
+             trace: list | None = None) -> UdevOutcome:
     """The device's "add" event through the rules. Each file's plan (facts/udev_plan.py,
     compiled once per scan) gives the lines this kind of device may match, by ACTION,
     SUBSYSTEM, ENV names and KERNEL; a file without such a line is not visited (nothing
     in it could apply); the rest is udev's own line loop over them. `every_line`: udev's
     loop over every line of every file, no line left out (the reference the differential
-    tests hold the plans to). `trace`: given by a template evaluation (facts/udev_shared.py),
-    which learns from it whether the outcome depends on the device's name."""
+    tests hold the plans to). `trace`: given by a template evaluation (facts/udev_shared.py):
+    why the outcome depends on the device's name (a text), or a question about the name
+    that decided the path, ("KERNEL" or "DEVPATH", test, its answer), which each device
+    sharing the outcome must answer alike."""
     out = UdevOutcome()
     if not files:  # no rules, no outcome: and the rule engine's modules are not imported (start-up cost)
         return out
@@ -343,8 +346,8 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False,
         env = frozenset(ev.props) | rules.env_assigned if ev.props else rules.env_assigned
         active = rules.active(dev.action, values.get("SUBSYSTEM"), env)
         work = active.visit(kernel)
-        if trace is not None and active.by_kernel:
-            trace.append("a KERNEL index")
+        if trace is not None:
+            trace.append(("KERNEL", lambda name, a=active: tuple(a.visit(name)), tuple(work)))
     else:
         work = [(f, plan, None) for f, plan in zip(rules.files, rules.plans)]
     held: dict = {}  # KERNEL test -> its result for this device (Kept.order())
@@ -353,6 +356,8 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False,
             ev.name = values.get("NAME")  # what 80-net-setup-link.rules assigned
         gotos = plan.gotos
         order: Sequence[int] = range(len(plan.parsed)) if kept is None else kept.order(kernel, held)
+        if trace is not None and kept is not None:
+            trace.append(("KERNEL", lambda name, k=kept: tuple(k.order(name, {})), tuple(order)))
         pending = {} if kept is None else kept.pending
         pos, end = 0, len(order)
         compiled = plan.compiled
@@ -366,9 +371,10 @@ def evaluate(files: list[RulesFile], dev: UdevDevice, every_line: bool = False,
             rule = compiled[i] or plan.rule(i)
             pos += 1
             if filtered and rule.note is None and rule.kernel:
+                passed = all(test(kernel) for test in rule.kernel)
                 if trace is not None:
-                    trace.append("KERNEL")
-                if not all(test(kernel) for test in rule.kernel):
+                    trace.append(("KERNEL", lambda name, tests=rule.kernel: all(t(name) for t in tests), passed))
+                if not passed:
                     continue
             if rule.problem is not None:
                 _ignored(ev, f.source, rule)

@@ -72,12 +72,6 @@ class Active:
                         starts.setdefault(n, {}).setdefault(head, []).append(p)
         self._by_kernel = Index(None, exact, starts, [])
 
-    @property
-    def by_kernel(self) -> bool:
-        """Some file is visited, or some line kept, by the device's KERNEL name."""
-        index = self._by_kernel
-        return bool(index.exact or index.starts) or any(kept.kernel is not None for _, _, kept in self.entries)
-
     def visit(self, kernel: str | None) -> Sequence[tuple[RulesFile, Plan, Kept]]:
         picked = self._by_kernel.picks(kernel or "")
         if not picked:

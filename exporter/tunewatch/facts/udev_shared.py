@@ -9,15 +9,19 @@ line loop:
   is evaluated once as a template: its name replaced by a stand-in (`STAND_IN`, with a NUL
   no rules file holds). Each program run, attribute read and TEST it makes is asked of
   the real device, with the name put back, and recorded with its answer.
-- The engine's `trace` says whether anything in that evaluation depended on the name: a
-  KERNEL or DEVPATH test, a KERNEL index, a parent token, `%n`, a test of a value that
-  holds the stand-in (ENV{x}="%k" then ENV{x}=="..."). Then the kind is not shared.
-- Otherwise each device of the kind asks its own programs, attributes and TESTs what the
-  template asked, in the same order, with its name in. When every answer is the
-  template's, udev would take the same path through the same lines, and the outcome is
-  the template's with the device's name in place of the stand-in. When one differs, or
-  two entries of the outcome become one with the name put in (a rule that writes the
-  name itself), the device is evaluated as usual.
+- The engine's `trace` lists the questions about the name that decided the path: a
+  KERNEL or DEVPATH token's test, a line's KERNEL tests, the files and lines the KERNEL
+  indexes pick (each with the stand-in's answer: no literal name, `sd*` and the like are
+  false for it, `*` and `!=` true). It says where the outcome depends on the name in a way
+  not asked again: a parent token, `%n`, a test of a value that holds the stand-in
+  (ENV{x}="%k" then ENV{x}=="..."). Then the kind is not shared.
+- Otherwise each device of the kind answers the questions about its own name, and asks
+  its own programs, attributes and TESTs what the template asked, in the same order, with
+  its name in. When every answer is the template's, udev would take the same path through
+  the same lines, and the outcome is the template's with the device's name in place of
+  the stand-in. When one differs (a rule for this very bdi, `KERNEL=="0:61"`), or two
+  entries of the outcome become one with the name put in (a rule that writes the name
+  itself), the device is evaluated as usual.
 
 Only names of letters, digits and `:._+@!-` are shared: a name with blanks, `[` or `/`
 could meet a string operation (a SYMLINK list split on blanks, `[` of an ATTR name that
@@ -84,21 +88,28 @@ class SharedOutcomes:
 
 
 class _Template:
-    """One kind's evaluation with the stand-in name: its outcome and the questions it asked
-    of the device (callback, argument with the stand-in, answer), in order."""
-    __slots__ = ("outcome", "queries", "plain")
+    """One kind's evaluation with the stand-in name: its outcome, the questions about the
+    name that decided its path (KERNEL or DEVPATH, test, answer: the engine's trace) and the
+    questions it asked of the device (callback, argument with the stand-in, answer), in order."""
+    __slots__ = ("outcome", "about_name", "queries", "plain")
 
-    def __init__(self, outcome: UdevOutcome, queries: tuple[tuple[int, str, object], ...]):
+    def __init__(self, outcome: UdevOutcome, about_name: tuple[tuple[str, Callable[[str], object], object], ...],
+                 queries: tuple[tuple[int, str, object], ...]):
         self.outcome = outcome
+        self.about_name = about_name
         self.queries = queries
         self.plain = not any("\0" in s for s in _strings(outcome))  # the stand-in is nowhere in it
 
     def instance(self, dev: UdevDevice) -> UdevOutcome | None:
         """The outcome for `dev`, or None when its answers are not the template's."""
         kernel = dev.values["KERNEL"] or ""  # never empty: SharedOutcomes._kind()
+        devpath = dev.values.get("DEVPATH") or ""
+        for value, test, answer in self.about_name:
+            if test(kernel if value == "KERNEL" else devpath) != answer:
+                return None
         asked: tuple[Callable[[str], object], ...] = (dev.attr, dev.program, dev.test)
-        for which, argument, answer in self.queries:
-            if asked[which](argument.replace(STAND_IN, kernel)) != answer:
+        for callback, argument, answer in self.queries:
+            if asked[callback](argument.replace(STAND_IN, kernel)) != answer:
                 return None
         return self.outcome if self.plain else _named(self.outcome, kernel)
 
@@ -122,9 +133,11 @@ def _template(files: list[RulesFile], dev: UdevDevice, prefix: str | None) -> _T
         values["DEVPATH"] = prefix + STAND_IN
     stand_in = UdevDevice(values, recorded(_ATTR, dev.attr), (), False, dev.action, recorded(_PROGRAM, dev.program),
                           recorded(_TEST, dev.test), dev.has_devnode)
-    trace: list[str] = []
+    trace: list = []
     out = evaluate(files, stand_in, trace=trace)
-    return None if trace else _Template(out, tuple(queries))
+    if any(why.__class__ is str for why in trace):
+        return None  # the outcome depends on the name in a way not asked again (udev.evaluate's trace)
+    return _Template(out, tuple(trace), tuple(queries))
 
 
 def _strings(o: UdevOutcome) -> Iterator[str]:
