@@ -90,9 +90,10 @@ class _Event:
         self.run_final = self.name_final = self.links_final = False
 
     def tested(self, value: str | None, what: str) -> None:
-        """A template evaluation (facts/udev_shared.py) tests a value that may hold the
-        stand-in name: its outcome is then this device's own."""
-        if self.trace is not None and value is not None and "\0" in value:
+        """A template evaluation (facts/udev_shared.py; callers test `trace` first, a normal
+        evaluation pays nothing) tests a value that may hold the stand-in name: the outcome
+        is then this device's own."""
+        if value is not None and "\0" in value and self.trace is not None:
             self.trace.append(what)
 
     def fmt(self, text: str) -> str:
@@ -163,12 +164,14 @@ def _match_token(ev: _Event, tok: Token) -> bool:
         return tok.test(value)
     if key == "ENV":
         value = ev.props.get(tok.attr or "")
-        ev.tested(value, "ENV")
+        if ev.trace is not None:
+            ev.tested(value, "ENV")
         return tok.test(value)
     if key == "ATTR":
         return _match_attr(ev, tok, ev.levels[0])
     if key == "NAME":
-        ev.tested(ev.name, "NAME")
+        if ev.trace is not None:
+            ev.tested(ev.name, "NAME")
         return tok.test(ev.name)
     if key == "PROGRAM":
         got = dev.program(ev.fmt(tok.value))
@@ -183,7 +186,8 @@ def _match_token(ev: _Event, tok: Token) -> bool:
         if not ev.result_known:
             ev.out.assumed.add(key)
             return True
-        ev.tested(ev.result, "RESULT")
+        if ev.trace is not None:
+            ev.tested(ev.result, "RESULT")
         return tok.test(ev.result)
     if key == "TEST" and not tok.attr:
         exists = dev.test(ev.fmt(tok.value))
@@ -191,7 +195,8 @@ def _match_token(ev: _Event, tok: Token) -> bool:
             return exists == (tok.op == "==")
     if key == "SYMLINK":  # TK_M_DEVLINK: any of the links assigned so far
         test = tok.test_eq
-        ev.tested("".join(ev.out.devlinks), "SYMLINK")
+        if ev.trace is not None:
+            ev.tested("".join(ev.out.devlinks), "SYMLINK")
         hit = test is not None and any(test(link) for link in ev.out.devlinks)
         return hit == (tok.op == "==")
     if key in ASSUMED:
@@ -199,7 +204,8 @@ def _match_token(ev: _Event, tok: Token) -> bool:
         return True
     if key == "TAG":
         test = tok.test_eq
-        ev.tested("".join(ev.tags), "TAG")
+        if ev.trace is not None:
+            ev.tested("".join(ev.tags), "TAG")
         hit = test is not None and any(test(t) for t in ev.tags)
         return hit == (tok.op == "==")
     ev.out.assumed.add(key)
@@ -251,7 +257,8 @@ def _assign(ev: _Event, tok: UdevToken, where: tuple[str, int]) -> None:
         out.sysctls[ev.fmt(tok.attr or "").replace("/", ".")] = (ev.fmt(tok.value), *where)
     elif key == "TAG":
         value = ev.fmt(tok.value)
-        ev.tested(value, "TAG")
+        if ev.trace is not None:
+            ev.tested(value, "TAG")
         if tok.op == "-=":
             ev.tags = [t for t in ev.tags if t != value]
         elif not _TAG.match(value):
@@ -266,7 +273,8 @@ def _assign(ev: _Event, tok: UdevToken, where: tuple[str, int]) -> None:
         ev.links_final = tok.op == ":="
         links = ev.fmt(tok.value).split()
         if tok.op == "-=":
-            ev.tested("".join(links), "SYMLINK")
+            if ev.trace is not None:
+                ev.tested("".join(links), "SYMLINK")
             out.devlinks[:] = [x for x in out.devlinks if x not in links]
             return
         if tok.op in ("=", ":="):
