@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 
 from .._lazyre import lazy
-from ..errors import ParseError
+from ..errors import ParseError, TunewatchError
 from ..host.fs import FS
 
 _PROFILE_DIR = lazy(r"(?<!\\)\$\{i:PROFILE_DIR\}")
@@ -100,6 +100,23 @@ def profile_variables(fs: FS, loaded: list[tuple[str, str, dict[str, dict[str, s
         else:
             variables.define(name, value)
     return variables
+
+
+def variables_files(fs: FS, profile_files: list[str]) -> list[str]:
+    """The variables files that the profiles `profile_files` include (for `collect`);
+    a profile that does not parse includes none."""
+    from ..parsers.tuned_conf import parse_tuned_conf  # only a host with tuned profiles (start-up cost)
+
+    out = []
+    for rel in profile_files:
+        try:
+            sections = parse_tuned_conf(fs.read_text(rel) or "", rel)
+        except (ParseError, TunewatchError):
+            continue
+        for unit, options in sections.items():
+            if unit != "main" and options.get("type", unit) == "variables" and options.get("include"):
+                out.append(os.path.normpath(with_profile_dir(options["include"], rel)).lstrip("/"))
+    return out
 
 
 def _variables_file(fs: FS, path: str) -> list[tuple[str, str | None]]:

@@ -38,6 +38,7 @@ from ..facts.netconfig import NM_DIRS
 from ..facts.nextkernel import BLS_DIR, GRUB_CFGS, GRUBENVS, VMLINUZ_LINK
 from ..facts.services import UNIT_DIRS
 from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
+from ..facts.tuned_vars import variables_files
 from ..facts.udev import RULES_DIRS
 from ..host.fs import FS
 from ..kinds._predict import default_sibling
@@ -338,6 +339,11 @@ def _collect(s: SnapshotWriter, content: Content, vsphere: dict[str, str] | None
     for d in TUNED_PROFILE_DIRS:
         for name in s.listdir(d):
             s.copy(f"{d}/{name}/tuned.conf")
+    copied = FS(s.dest)
+    profiles = [f"{d}/{name}/tuned.conf" for d in TUNED_PROFILE_DIRS for name in copied.listdir(d)
+                if copied.resolves(f"{d}/{name}/tuned.conf")]
+    for rel in variables_files(copied, profiles):  # [variables] include= files
+        s.copy(rel)
     for rel in autofs_map_files(FS(s.dest)):  # the maps the copied master maps name
         s.copy(rel)
     for rel in STARTUP_SCRIPTS:
