@@ -21,52 +21,38 @@ if TYPE_CHECKING:
 _HEADER = "this_is_some_magic_section_header_because_of_compatibility"  # tuned/consts.py MAGIC_HEADER_NAME
 
 
-def _parser() -> configparser.ConfigParser:
+def _read(text: str, source: str, allow_no_value: bool = False) -> configparser.ConfigParser:
+    """`text` read by tuned's parser (`allow_no_value`: as variables.py reads an included
+    file); ParseError when configparser refuses it, as tuned then does."""
     import configparser
 
     parser = configparser.ConfigParser(delimiters=("=",), inline_comment_prefixes=("#",), strict=False,
-                                       interpolation=None)
+                                       interpolation=None, allow_no_value=allow_no_value)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # tuned keeps key case
+    try:
+        parser.read_string(text, source)
+    except configparser.Error as e:
+        raise ParseError(source, f"tuned cannot parse it: {' '.join(str(e).split())[:160]}") from None
     return parser
 
 
 def parse_tuned_conf(text: str, source: str) -> dict[str, dict[str, str]]:
     """A profile's sections in file order, each {option: value} in file order. A line
     before any section is an error, as it is to tuned (the profile then does not load)."""
-    import configparser
-
-    parser = _parser()
-    try:
-        parser.read_string(text, source)
-    except configparser.Error as e:
-        raise ParseError(source, f"tuned cannot parse it: {' '.join(str(e).split())[:160]}") from None
+    parser = _read(text, source)
     return {section: dict(parser.items(section, raw=True)) for section in parser.sections()}
 
 
 def parse_tuned_main(text: str, source: str) -> dict[str, str]:
     """etc/tuned/tuned-main.conf: options without a section."""
-    import configparser
-
-    parser = _parser()
-    try:
-        parser.read_string(f"[{_HEADER}]\n" + text, source)
-    except configparser.Error as e:
-        raise ParseError(source, f"tuned cannot parse it: {' '.join(str(e).split())[:160]}") from None
+    parser = _read(f"[{_HEADER}]\n" + text, source)
     return dict(parser.items(_HEADER, raw=True)) if parser.has_section(_HEADER) else {}
 
 
 def parse_variables_file(text: str, source: str) -> list[tuple[str, str | None]]:
     """A variables file that a profile's `[variables]` includes (tuned/profiles/variables.py
-    `add_from_file()`): the same parser with options allowed without a value, after the
-    made-up section header; (name, value or None) of every section's options, in order."""
-    import configparser
-
-    parser = configparser.ConfigParser(delimiters=("=",), inline_comment_prefixes=("#",), allow_no_value=True,
-                                       strict=False, interpolation=None)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]  # tuned keeps key case
-    try:
-        parser.read_string(f"[{_HEADER}]\n" + text, source)
-    except configparser.Error as e:
-        raise ParseError(source, f"tuned cannot parse it: {' '.join(str(e).split())[:160]}") from None
+    `add_from_file()`): options allowed without a value, after the made-up section header;
+    (name, value or None) of every section's options, in order."""
+    parser = _read(f"[{_HEADER}]\n" + text, source, allow_no_value=True)
     return [(name, parser.get(section, name, raw=True)) for section in parser.sections()
             for name in parser.options(section)]
