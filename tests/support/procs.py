@@ -39,11 +39,48 @@ class OnLoopback:
         return f"http://{self.address}"
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+_handed_out: set[int] = set()
+_next_port = [0]
+
+
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (the OS picks it; tiny race until bound)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
+    """A TCP port free on 127.0.0.1 right now, that nothing else on this host is about to take.
+
+    The port comes from just below the kernel's ephemeral range: bind(0) and every outgoing
+    connection draw from that range, so a port picked by bind(0) could be taken, between this
+    check and the caller's bind, by a connection some other server of the suite opens (CI saw
+    "address already in use" that way). A port below it is only ever taken by an explicit
+    bind. Ports are handed out once per process, in turn from a start that depends on the pid.
+    """
+    low = _ephemeral_range()[0]
+    first, count = max(1024, low - 8192), min(8192, low - 1024)
+    if count < 256:  # an unusual range with no room below it: let the OS pick
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind((LOOPBACK, 0))
+            return s.getsockname()[1]
+    if not _next_port[0]:
+        _next_port[0] = os.getpid() * 7919 % count
+    for _ in range(count):
+        port = first + _next_port[0] % count
+        _next_port[0] += 1
+        if port in _handed_out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((LOOPBACK, port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free TCP port in {first}..{first + count - 1} on {LOOPBACK}")
 
 
 def wait_until(probe: Callable[[], T], timeout: float, interval: float = 0.1,
