@@ -108,3 +108,32 @@ def test_an_untold_write_of_a_paired_limit_makes_both_forms_unknown_unless_the_o
     values = {"vm.dirty_ratio": ConfiguredValue("0", "a")}
     write(values, "vm.dirty_bytes", ConfiguredValue(UNTOLD, "tuned"))
     assert values["vm.dirty_ratio"].value == "0"
+
+
+# plugin_vm.py (tuned >= 2.26) `_dirty_bytes()`, `_dirty_background_bytes()`, `_dirty_option()`
+@pytest.mark.parametrize(("option", "value", "written"), [
+    ("dirty_bytes", "40%", ("dirty_ratio", "40")),  # throughput-performance 2.26
+    ("dirty_bytes", " 30% ", ("dirty_ratio", "30")),  # virtual-guest 2.26: value.strip().endswith("%")
+    ("dirty_background_bytes", "10%", ("dirty_background_ratio", "10")),
+    ("dirty_bytes", "31457280", ("dirty_bytes", "31457280")),
+    ("dirty_ratio", "40", ("dirty_ratio", "40")),
+    ("dirty_bytes", "8192", ("dirty_bytes", "8192")),  # twice the page size: the lowest taken
+    ("dirty_bytes", "${f:virt_check:1:2}", ("dirty_bytes", "${f:virt_check:1:2}")),  # not checked: unknown later
+])
+def test_vm_dirty_option_writes(option, value, written):
+    from tunewatch.facts.tuned import vm_dirty_option
+    assert vm_dirty_option(option, value) == (*written, None)
+
+
+@pytest.mark.parametrize(("option", "value", "why"), [
+    ("dirty_bytes", "30M", "must be an integer"),  # `_dirty_option()`: int(value) raises ValueError
+    ("dirty_bytes", "8191", "must be at least twice the page size (8192)"),  # `_check_twice_pagesize()`
+    ("dirty_bytes", "101%", "dirty_ratio = '101' must be between 0 and 100"),  # `_check_ratio()` on the ratio
+    ("dirty_ratio", "-1", "must be between 0 and 100"),
+    ("dirty_background_bytes", "0", "must be positive"),  # `_check_positive()`
+    ("dirty_ratio", "40%", "must be an integer"),  # only the *_bytes options take a `%`
+])
+def test_vm_dirty_option_refuses(option, value, why):
+    from tunewatch.facts.tuned import vm_dirty_option
+    refused = vm_dirty_option(option, value)[2]
+    assert refused is not None and why.replace("must be an integer", "is not an integer") in refused

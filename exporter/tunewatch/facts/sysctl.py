@@ -41,7 +41,7 @@ from ..parsers.sysctl_conf import parse_sysctl_conf
 from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d  # noqa: F401 - re-exported: goss and collect read it here
 from .services import read_unit_state
 from .sysctl_writes import UNTOLD, ConfiguredValue, initial, replay, systemd_sysctl_order, write
-from .tuned import TunedProfile, read_tuned_main
+from .tuned import TunedProfile, read_tuned_main, vm_dirty_option
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -199,12 +199,17 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
     """tuned's units in the order it applies them (facts/tuned.py): a [sysctl] unit writes its
     options, then, with reapply_sysctl, etc/sysctl.d and etc/sysctl.conf again
     (plugin_sysctl.py `_instance_apply_static()`); a [vm] unit writes vm.dirty_* unless the
-    value is already set or out of its range (plugin_vm.py `_dirty_option()`)."""
+    value is already set or out of its range, `dirty_bytes = 40%` to vm.dirty_ratio
+    (plugin_vm.py `_dirty_option()`, facts/tuned.vm_dirty_option)."""
     reapply = _tuned_reapplies(fs)
     again = fs.config_files(TUNED_REAPPLY_DIRS, "*.conf") + ([SYSCTL_CONF] if conf_is_file else [])
     for kind, writes in tuned.steps:
         values = dict(values)
         for k, v, f in writes:
+            if kind == "vm":
+                k, v, refused = vm_dirty_option(k, v)
+                if refused is not None:
+                    continue  # tuned logs the error and writes nothing
             key, source = (f"vm.{k}" if kind == "vm" else k), f"tuned profile {tuned.name} ({f})"
             if kind == "vm" and _same_now(values, key, v):
                 continue

@@ -26,8 +26,10 @@ from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import FactError, ParseError
 from ..host.fs import FS
+from .sysctl_writes import PAGE_SIZE  # getconf PAGESIZE: 4 KiB pages assumed there too
 from .tuned_vars import TRUE as _TRUE
 from .tuned_vars import UNIT_CONTROL as _CONTROL  # unit.py `Unit.__init__` pops these: never plugin options
+from .tuned_vars import calls_function
 
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
 _SAFE_NAME = lazy(r"^[a-zA-Z0-9_.-]+$")
@@ -210,6 +212,32 @@ _HEAD = ("type", "enabled", "devices", *_KEPT_CONTROL)
 # plugin_vm.py (tuned >= 2.25, commit "vm: Add support for dirty_(bytes|ratio)"): these
 # options write /proc/sys/vm/<option>; throughput-performance sets dirty_ratio there since
 _VM_DIRTY = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio")
+# tuned >= 2.26 ("vm: Deprecate dirty_ratio in favour of dirty_bytes with %"): `dirty_bytes = 40%`
+# writes dirty_ratio (its throughput-performance and virtual-guest say so), and each value is
+# written only when int() takes it and it is in range (_check_ratio, _check_twice_pagesize,
+# _check_positive); else tuned logs an error and writes nothing.
+_VM_PERCENT_OF = {"dirty_bytes": "dirty_ratio", "dirty_background_bytes": "dirty_background_ratio"}
+
+
+def vm_dirty_option(option: str, value: str) -> tuple[str, str, str | None]:
+    """(option written, value written, why tuned writes nothing or None) for one [vm] dirty_*
+    option, as plugin_vm.py `_dirty_bytes()` .. `_dirty_option()` take it. A value that runs
+    a tuned function is passed on whole: it cannot be checked here (facts/sysctl.py says so)."""
+    if option in _VM_PERCENT_OF and value.strip().endswith("%"):
+        option, value = _VM_PERCENT_OF[option], value.strip().rstrip("%")
+    if calls_function(value):
+        return option, value, None
+    try:
+        number = int(value)
+    except ValueError:
+        return option, value, f"{option} = {value!r} is not an integer"
+    if option.endswith("_ratio"):
+        ok, rule = 0 <= number <= 100, "between 0 and 100"
+    elif option == "dirty_bytes":
+        ok, rule = number >= 2 * PAGE_SIZE, f"at least twice the page size ({2 * PAGE_SIZE})"
+    else:
+        ok, rule = number > 0, "positive"
+    return option, value, None if ok else f"{option} = {value!r} must be {rule}"
 
 
 def _applied(units: dict[str, dict[str, str]], uname: str) -> list[tuple[str, dict[str, str]]]:
