@@ -137,3 +137,21 @@ def test_vm_dirty_option_refuses(option, value, why):
     from tunewatch.facts.tuned import vm_dirty_option
     refused = vm_dirty_option(option, value)[2]
     assert refused is not None and why.replace("must be an integer", "is not an integer") in refused
+
+
+@pytest.mark.parametrize(("pattern", "applied"), [("^Linux sas", True), ("^Linux hana", False)])
+def test_uname_regex_takes_the_variables(tmp_path, pattern, applied):
+    """loader.py `load()`: `_expand_vars_in_regexes()` after the merge, so a unit's uname_regex
+    may name a variable; units/manager.py `create()` then matches it against the uname."""
+    from tunewatch.content.catalog import Content
+    from tunewatch.facts.tuned import read_active_tuned
+    (tmp_path / "etc/tuned/p").mkdir(parents=True)
+    (tmp_path / "etc/tuned/active_profile").write_text("p\n")
+    (tmp_path / "etc/tuned/p/tuned.conf").write_text(
+        f"[variables]\nhost_re={pattern}\n\n[sysctl]\nuname_regex=${{host_re}}\nvm.swappiness=5\n")
+    (tmp_path / "proc/sys/kernel").mkdir(parents=True)
+    (tmp_path / "proc/sys/kernel/hostname").write_text("sas01\n")
+    (tmp_path / "proc/sys/kernel/osrelease").write_text("5.14.0-427.el9.x86_64\n")
+    profile = read_active_tuned(FS(str(tmp_path)), Content().defaults.layouts["tuned"])
+    assert profile is not None and ("sysctl" in profile.applied) is applied
+    assert ("vm.swappiness" in profile.sysctl) is applied

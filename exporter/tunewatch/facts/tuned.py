@@ -31,6 +31,10 @@ from .tuned_vars import TRUE as _TRUE
 from .tuned_vars import UNIT_CONTROL as _CONTROL  # unit.py `Unit.__init__` pops these: never plugin options
 from .tuned_vars import calls_function
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .tuned_vars import TunedVariables
+
 TUNED_MAIN = "etc/tuned/tuned-main.conf"
 _SAFE_NAME = lazy(r"^[a-zA-Z0-9_.-]+$")
 
@@ -191,6 +195,7 @@ def _read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
         from .tuned_vars import profile_variables, unquote
 
         variables = profile_variables(fs, loader.loaded)
+        _expand_selectors(units, variables)
         for unit, options in _applied(units, uname):
             applied.append(unit)
             # the value each option writes: a [sysctl] value unquoted, then the variables in (facts/tuned_vars.py)
@@ -206,9 +211,22 @@ def _read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
                         tuple(steps) or (("sysctl", ()),), tuple(applied), files)
 
 
+def _expand_selectors(units: dict[str, dict[str, str]], variables: TunedVariables) -> None:
+    """The variables in what selects a unit and its devices (loader.py `load()`:
+    `_expand_vars_in_devices()`, `_expand_vars_in_regexes()`, after the merge), and in a
+    [net] unit's values (plugins/base.py `_execute_all_device_commands()` expands each at
+    apply time; the other units' values are expanded where they are written, above)."""
+    for options in units.values():
+        net = options["type"] == "net"
+        for key, value in options.items():
+            if key in _SELECTORS or (net and key not in _HEAD):
+                options[key] = variables.expand(value)
+
+
 # control options kept in a merged unit besides type, enabled and devices (what selects it and its devices)
 _KEPT_CONTROL = ("priority", "uname_regex", "cpuinfo_regex", "devices_udev_regex")
 _HEAD = ("type", "enabled", "devices", *_KEPT_CONTROL)
+_SELECTORS = ("devices", "uname_regex", "cpuinfo_regex")
 # plugin_vm.py (tuned >= 2.25, commit "vm: Add support for dirty_(bytes|ratio)"): these
 # options write /proc/sys/vm/<option>; throughput-performance sets dirty_ratio there since
 _VM_DIRTY = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio")

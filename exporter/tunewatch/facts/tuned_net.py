@@ -20,7 +20,9 @@ names merged in order, later ones overriding: `tuned/profiles/merger.py`).
   number of words is "invalid ... parameter" and sets nothing; `_check_parameters()` drops
   names the plugin does not know for channels, ring and coalesce; `features=` takes
   ethtool -K names (short `lro`, `gro`... or long ones).
-- `${variables}` and `devices_udev_regex=` are not expanded here: reported, never guessed.
+- `${name}` in `devices=`, the regexes and the values takes the merged `[variables]`
+  (facts/tuned.py `_expand_selectors()`); a `${f:...}` function (which tuned runs), an
+  undefined variable and `devices_udev_regex=` are reported, never guessed.
 """
 
 from __future__ import annotations
@@ -104,6 +106,9 @@ def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> l
             found.append((source, {}, tuple(free), f"devices_udev_regex={options['devices_udev_regex']} is not "
                           "judged here", True))
             continue
+        if "${" in options["devices"]:  # a function tuned runs, or a variable no profile defines
+            found.append((source, {}, tuple(free), f"devices={options['devices']} is not expanded here", True))
+            continue
         mine = [n for n in free if _matches(options["devices"], n)]
         free = [n for n in free if n not in mine]
         if not mine:
@@ -113,8 +118,8 @@ def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> l
             if not value:
                 continue
             if "${" in value:
-                found.append((source, {}, tuple(mine), f"{option}={value} uses tuned variables, not expanded here",
-                              True))
+                found.append((source, {}, tuple(mine), f"{option}={value} runs a tuned function or names an "
+                              "undefined variable: not expanded here", True))
                 continue
             settings, why = _settings(option, value)
             if settings or why:
