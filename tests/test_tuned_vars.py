@@ -155,3 +155,77 @@ def test_uname_regex_takes_the_variables(tmp_path, pattern, applied):
     profile = read_active_tuned(FS(str(tmp_path)), Content().defaults.layouts["tuned"])
     assert profile is not None and ("sysctl" in profile.applied) is applied
     assert ("vm.swappiness" in profile.sysctl) is applied
+
+
+@pytest.mark.parametrize("scenario", ["tuned_vm_unit_writes_bytes_before_ratio.fail",
+                                      "tuned_2_26_dirty_bytes_percent_writes_ratio.fail",
+                                      "tuned_vm_plugin_after_sysctl_zeroes_bytes.fail"])
+def test_the_fix_for_a_vm_unit_that_zeroes_the_bytes_makes_it_pass(tmp_path, scenario):
+    """kinds/sysctl._vm_unit_fix(): the [vm] lines it gives, put where it says (merged into the
+    profile's [vm] section, or a new profile that includes the last one, then activated as
+    its note says), leave vm.dirty_bytes at the wanted value after the next boot; and where a
+    [sysctl] unit follows the [vm] one, the usual fix (the drop-in, reapply_sysctl) does."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    from tunewatch.content.catalog import Content
+    from tunewatch.scan import engine
+
+    root = tmp_path / "root"
+    shutil.copytree(Path(__file__).parent / "scenarios" / "sysctl" / scenario / "root", root, symlinks=True)
+    content = Content()
+    profile = content.resolve("azure-sas-grid-anf")
+
+    def dirty_bytes():
+        result = engine.scan(content, profile, str(root))
+        check = next(r for r in result.results if r.check == "vm-dirty-settings-persistent")
+        return next(o for o in check.objects if o.object == "vm.dirty_bytes")
+
+    before = dirty_bytes()
+    assert before.status == "fail" and before.fix is not None
+    target = root / before.fix.file.lstrip("/")
+    if before.fix.file == "/etc/tuned/tuned-main.conf":
+        # a [sysctl] unit follows the [vm] one: reapply_sysctl writes the drop-in again after it
+        from tunewatch.kinds.sysctl import SYSCTL_FILE
+        assert scenario == "tuned_vm_unit_writes_bytes_before_ratio.fail"
+        kept = [line for line in (target.read_text() if target.exists() else "").splitlines()
+                if not line.startswith("reapply_sysctl")]
+        target.write_text("\n".join([*kept, before.fix.change]) + "\n")
+        (root / SYSCTL_FILE.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        (root / SYSCTL_FILE.lstrip("/")).write_text("vm.dirty_bytes = 31457280\n")
+        after = dirty_bytes()
+        assert (after.status, after.predicted) == ("pass", "31457280"), after.message
+        return
+    assert before.fix.file.endswith("/tuned.conf")
+    if target.exists():  # the lines go into the profile's own [vm] section
+        text = target.read_text()
+        section, _, lines = before.fix.change.partition("\n")
+        text = text.replace(section + "\n", before.fix.change + "\n", 1) if section in text else \
+            text + "\n" + before.fix.change + "\n"
+        target.write_text(text)
+    else:
+        target.parent.mkdir(parents=True)
+        target.write_text(before.fix.change + "\n")
+    (root / "etc/tuned/active_profile").write_text(re.search(r"tuned-adm profile (.+)$", before.fix.note).group(1))
+    after = dirty_bytes()
+    assert (after.status, after.predicted) == ("pass", "31457280"), after.message
+
+
+def test_remediate_leaves_a_vm_unit_zeroing_to_the_admin():
+    """No sysctl.d drop-in wins over a tuned [vm] unit that zeroes the bytes after it: the
+    plan says what to change in which profile (a manual step), and writes no drop-in for it."""
+    from pathlib import Path
+
+    from tunewatch.content.catalog import Content
+    from tunewatch.remediate.hostview import scan_host
+    from tunewatch.remediate.plan import build_plan
+    from tunewatch.remediate.steps import MANUAL
+
+    root = Path(__file__).parent / "scenarios/sysctl/tuned_2_26_dirty_bytes_percent_writes_ratio.fail/root"
+    content = Content()
+    plan = build_plan(scan_host(content, content.resolve("azure-sas-grid-anf"), str(root)))
+    mine = [s for s in plan.steps if s.check == "vm-dirty-settings-persistent"]
+    assert [s.phase for s in mine] == [MANUAL]
+    assert "/etc/tuned/throughput-performance-tunewatch/tuned.conf" in mine[0].summary
+    assert "drop=dirty_ratio" in mine[0].summary

@@ -203,9 +203,10 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
     (plugin_vm.py `_dirty_option()`, facts/tuned.vm_dirty_option)."""
     reapply = _tuned_reapplies(fs)
     again = fs.config_files(TUNED_REAPPLY_DIRS, "*.conf") + ([SYSCTL_CONF] if conf_is_file else [])
-    for kind, writes in tuned.steps:
+    for kind, writes, unit in tuned.steps:
         values = dict(values)
         for k, v, f in writes:
+            option = k
             if kind == "vm":
                 k, v, refused = vm_dirty_option(k, v)
                 if refused is not None:
@@ -214,6 +215,8 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
             if kind == "vm" and _same_now(values, key, v):
                 continue
             cv = _tuned_write(values, key, v, source, modifiers=kind == "sysctl")
+            if cv is not None and kind == "vm":
+                cv = cv.replace(vm_option=(unit, option))
             if cv is not None:
                 write(values, key, cv)
         if kind == "sysctl" and reapply:

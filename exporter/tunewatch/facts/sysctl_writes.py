@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 UNTOLD = "unknown"  # a value a consumer writes that cannot be told (results.UNKNOWN's text; facts sit below results)
-ZEROES = "the kernel zeroes"  # marks a value set by a write of the other form (kinds/sysctl.py)
+ZEROES = "the kernel zeroes"  # the source text of a value set by a write of the other form
 PAGE_SIZE = 4096  # x86_64 and most arm64 kernels; the minimum below is 2 pages
 
 # key -> (the other form, zero it only when the value changes, lowest value, highest value,
@@ -43,13 +43,18 @@ _PAIRED: dict[str, tuple[str, bool, int, int | None, str, int]] = {
 
 class ConfiguredValue(FrozenRecord):
     """A sysctl value at boot and what set it (facts/sysctl.py re-exports it)."""
-    __slots__ = ("value", "source")
+    __slots__ = ("value", "source", "zeroed_by", "vm_option")
     value: str
     source: str  # "etc/sysctl.d/90-sas.conf:3", "etc/modprobe.d/sunrpc.conf:1", "tuned <profile> (<file>)"
+    zeroed_by: ConfiguredValue | None  # the write of the other form that zeroed this one (write())
+    vm_option: tuple[str, str] | None  # the tuned [vm] unit and option that wrote it (("vm", "dirty_ratio"))
 
-    def __init__(self, value: str, source: str):
+    def __init__(self, value: str, source: str, zeroed_by: ConfiguredValue | None = None,
+                 vm_option: tuple[str, str] | None = None):
         self.value = value
         self.source = source
+        self.zeroed_by = zeroed_by
+        self.vm_option = vm_option
 
 
 def initial(key: str) -> str | None:
@@ -89,7 +94,7 @@ def write(values: dict[str, ConfiguredValue], key: str, cv: ConfiguredValue) -> 
     if (_number(current.value) if current is not None else _PAIRED[other][5]) == 0:
         return  # already 0: keep what made it so
     values[other] = ConfiguredValue("0", f"{cv.source} writing {key} = {new} ({ZEROES} {other}: "
-                                         f"mm/page-writeback.c {handler})")
+                                         f"mm/page-writeback.c {handler})", zeroed_by=cv)
 
 
 def replay(values: dict[str, ConfiguredValue],

@@ -47,8 +47,9 @@ class TunedProfile(FrozenRecord):
     units: dict[str, dict[str, str]]  # merged units: name -> options, with `type`, `enabled`, `devices`
     missing: tuple[str, ...]  # names tuned cannot find: then it applies nothing
     dirs: tuple[str, ...]  # profile directories searched, in tuned's order (a later one wins)
-    # the units that write sysctls, in the order tuned applies them: ("sysctl" | "vm", ((key, value, source), ...))
-    steps: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...]
+    # the units that write sysctls, in the order tuned applies them:
+    # ("sysctl" | "vm", ((key, value, source), ...), the unit's name)
+    steps: tuple[tuple[str, tuple[tuple[str, str, str], ...], str], ...]
     applied: tuple[str, ...]  # the units tuned starts, in its order (_applied()); none when a name is missing
     unit_files: dict[str, str]  # unit -> the file of its newest definition
 
@@ -62,7 +63,8 @@ class TunedProfile(FrozenRecord):
         self.units = {} if units is None else units
         self.missing = missing
         self.dirs = dirs
-        self.steps = steps if steps else (("sysctl", tuple((k, v, src) for k, (v, src) in self.sysctl.items())),)
+        self.steps = steps if steps else (("sysctl", tuple((k, v, src) for k, (v, src) in self.sysctl.items()),
+                                           "sysctl"),)
         self.applied = applied
         self.unit_files = {} if unit_files is None else unit_files
 
@@ -204,11 +206,12 @@ def _read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
                            if k not in _HEAD)
             if options["type"] == "sysctl":
                 sysctl.update({k: (v, src) for k, v, src in writes})
-                steps.append(("sysctl", writes))
-            elif options["type"] == "vm":
-                steps.append(("vm", tuple(w for w in writes if w[0] in _VM_DIRTY)))
+                steps.append(("sysctl", writes, unit))
+            elif options["type"] == "vm":  # in the plugin's command order, not the file's
+                steps.append(("vm", tuple(sorted((w for w in writes if w[0] in _VM_DIRTY),
+                                                 key=lambda w: _VM_DIRTY.index(w[0]))), unit))
     return TunedProfile(" ".join(names), tuple(loader.chain), sysctl, units, tuple(loader.missing), dirs,
-                        tuple(steps) or (("sysctl", ()),), tuple(applied), files)
+                        tuple(steps) or (("sysctl", (), "sysctl"),), tuple(applied), files)
 
 
 def _expand_selectors(units: dict[str, dict[str, str]], variables: TunedVariables) -> None:
@@ -229,6 +232,10 @@ _HEAD = ("type", "enabled", "devices", *_KEPT_CONTROL)
 _SELECTORS = ("devices", "uname_regex", "cpuinfo_regex")
 # plugin_vm.py (tuned >= 2.25, commit "vm: Add support for dirty_(bytes|ratio)"): these
 # options write /proc/sys/vm/<option>; throughput-performance sets dirty_ratio there since
+# A unit runs them in this order whatever the file's (plugins/base.py `_autoregister_commands()`:
+# the class's methods in definition order, stably sorted by priority, 0 for all four), so a
+# merged [vm] with `dirty_ratio = 40` from an included profile and `dirty_bytes = N` of its
+# own writes the bytes first and the ratio zeroes them.
 _VM_DIRTY = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio")
 # tuned >= 2.26 ("vm: Deprecate dirty_ratio in favour of dirty_bytes with %"): `dirty_bytes = 40%`
 # writes dirty_ratio (its throughput-performance and virtual-guest say so), and each value is

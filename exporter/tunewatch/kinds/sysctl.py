@@ -8,7 +8,6 @@ the wanted value, and names each one's value and source when they differ.
 from __future__ import annotations
 
 from ..errors import FactError, ParseError
-from ..facts.sysctl_writes import ZEROES
 from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, Setting
 from ._predict import default_sibling
 from .base import Target, as_number
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
     from ..facts.sysctl import BootSysctl, ConfiguredValue
 
 SYSCTL_FILE = "/etc/sysctl.d/90-tunewatch.conf"
-ZEROED = f"({ZEROES} "  # facts/sysctl_writes.py: the other form of the limit was written
 
 VARS_SCHEMA = {
     "type": "object", "required": ["settings", "source"], "additionalProperties": False,
@@ -166,7 +164,12 @@ def _configured(t: Target, boot: BootSysctl, key: str, expected: Any) -> ObjectR
     actual = " / ".join(f"{v.value} ({name})" for name, v in set_views)
     verb = "disagree" if len({v.value for _, v in set_views}) > 1 else "set a wrong value"
     bad = [v for _, v in set_views if not _same(v.value, expected)]
-    zeroed = [v for v in bad if ZEROED in v.source]
+    zeroed = [v for v in bad if v.zeroed_by is not None]
+    vm_fix = _vm_unit_fix(t, key, expected, zeroed[-1].zeroed_by) if zeroed else None
+    if vm_fix is not None:
+        return ObjectResult(key, FAIL, str(expected), actual,
+                            f"{key}: boot-time consumers {verb}: {shown}; {vm_fix.note}", setting,
+                            predicted=final.value, source=_origin(final), fix=vm_fix)
     if zeroed:
         # the other form of the limit was written later (facts/sysctl_writes.py): a sysctl.d
         # value alone cannot win; it must be written after that write, or that write removed
@@ -194,6 +197,49 @@ def _configured(t: Target, boot: BootSysctl, key: str, expected: Any) -> ObjectR
                         "and remove the other values", setting, predicted=final.value, source=_origin(final),
                         fix=Fix(file=SYSCTL_FILE, change=f"{key} = {expected}",
                                 note=f"remove the other values of {key} from {', '.join(wrong)}"))
+
+
+# a writeback limit's tuned [vm] option, and the option of its other form (which zeroes it)
+_VM_FORMS = {"vm.dirty_bytes": ("dirty_bytes", "dirty_ratio"), "vm.dirty_ratio": ("dirty_ratio", "dirty_bytes"),
+             "vm.dirty_background_bytes": ("dirty_background_bytes", "dirty_background_ratio"),
+             "vm.dirty_background_ratio": ("dirty_background_ratio", "dirty_background_bytes")}
+
+
+def _vm_unit_fix(t: Target, key: str, expected: Any, zeroing: ConfiguredValue | None) -> Fix | None:
+    """When a tuned [vm] unit that no [sysctl] unit follows zeroed `key`, no sysctl.d file or
+    reapply_sysctl can win (tuned re-applies sysctl.d after a [sysctl] unit): the limit goes
+    into that [vm] unit itself, in the profile tuned merges last, with the other form dropped
+    (merger.py `_merge_two()`: `drop=` removes the earlier profiles' option; in one unit
+    plugin_vm.py writes dirty_bytes before dirty_ratio, so keeping both zeroes the bytes)."""
+    forms = _VM_FORMS.get(key)
+    if zeroing is None or zeroing.vm_option is None or forms is None:
+        return None
+    from ..facts.tuned import profile_file, user_profile_dir
+
+    unit, writer = zeroing.vm_option
+    own, other = forms
+    try:
+        tuned = t.facts.tuned
+        kinds = [kind for kind, _writes, name in tuned.steps]
+        at = next(i for i, (kind, _writes, name) in enumerate(tuned.steps) if kind == "vm" and name == unit)
+        if "sysctl" in kinds[at + 1:]:
+            return None  # a [sysctl] unit after it: reapply_sysctl writes etc/sysctl.d again (the usual fix)
+        names = tuned.name.split()
+        layouts = t.facts.defaults.layouts.get("tuned")
+        last_file = profile_file(t.facts.fs, names[-1], layouts)
+        mine = user_profile_dir(t.facts.fs, layouts)
+    except (FactError, ParseError, IndexError, AttributeError, StopIteration):
+        return None
+    body = f"[{unit}]\ndrop={other}\n{own} = {expected}"
+    why = (f"tuned's [{unit}] unit ({writer} =) writes vm.{other} = {zeroing.value} after {key} is set, and the "
+           f"kernel zeroes {key}: set {own} = {expected} in that unit, with drop={other}, in the profile tuned "
+           "merges last")
+    if last_file and last_file.startswith(mine.rstrip("/") + "/"):
+        return Fix(file=f"/{last_file}", change=body,
+                   note=f"{why} (its [{unit}] section); then tuned-adm profile {' '.join(names)}")
+    child = f"{names[-1]}-tunewatch"
+    return Fix(file=f"/{mine}/{child}/tuned.conf", change=f"[main]\ninclude={names[-1]}\n\n{body}",
+               note=f"{why}; then tuned-adm profile {' '.join([*names[:-1], child])}")
 
 
 def evaluate(t: Target) -> list[ObjectResult]:

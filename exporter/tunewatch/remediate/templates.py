@@ -61,6 +61,12 @@ def sysctl(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[St
                        Command(("sysctl", "-w", f"{key}={value}"), f"sysctl -n {sh(key)} | xargs",
                                " ".join(value.split())))
             continue
+        if obj.fix is not None and (obj.fix.file or "").endswith("/tuned.conf"):
+            # a tuned [vm] unit zeroes it after every sysctl file (kinds/sysctl._vm_unit_fix): no
+            # drop-in can win, and a tuned profile is the admin's to edit
+            text = fix_note(obj)
+            yield Step(sel.check.id, key, MANUAL, text, Note(text))
+            continue
         key_re = rf"^[[:space:]]*-?[[:space:]]*{_sysctl_key_ere(key)}[[:space:]]*="
         yield Step(sel.check.id, key, PERSISTENT, f"set {key} = {value} in /{targets.SYSCTL_DROPIN}",
                    EnsureLine(targets.SYSCTL_DROPIN, key_re, f"{key} = {value}"))
