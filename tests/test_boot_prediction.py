@@ -249,8 +249,10 @@ def test_every_mechanism_says_whether_it_runs_on_add(directory: Path) -> None:
     rules, dispatcher scripts and units) is classified: runs again on the device's add
     event or not (None only for a mechanism not yet classified)."""
     from tunewatch.facts.context import Facts
+    from tunewatch.facts.defaults import Defaults
 
-    facts = Facts(FS(str(directory / "root")))
+    # with the content's layouts (the tuned profile directories), as a scan has them
+    facts = Facts(FS(str(directory / "root")), defaults=Defaults(layouts=Content().defaults.layouts))
     try:
         entries = facts.persisted_ethtool
     except Exception:  # noqa: BLE001 - a scenario whose facts are unreadable on purpose
