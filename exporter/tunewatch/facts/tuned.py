@@ -231,11 +231,12 @@ _KEPT_CONTROL = ("priority", "uname_regex", "cpuinfo_regex", "devices_udev_regex
 _HEAD = ("type", "enabled", "devices", *_KEPT_CONTROL)
 _SELECTORS = ("devices", "uname_regex", "cpuinfo_regex")
 # plugin_vm.py (tuned >= 2.25, commit "vm: Add support for dirty_(bytes|ratio)"): these
-# options write /proc/sys/vm/<option>; throughput-performance sets dirty_ratio there since
-# A unit runs them in this order whatever the file's (plugins/base.py `_autoregister_commands()`:
-# the class's methods in definition order, stably sorted by priority, 0 for all four), so a
-# merged [vm] with `dirty_ratio = 40` from an included profile and `dirty_bytes = N` of its
-# own writes the bytes first and the ratio zeroes them.
+# options write /proc/sys/vm/<option> (throughput-performance and virtual-guest set the
+# ratio there since, commit 155f232). A unit runs them in this order whatever the file's
+# (plugins/base.py `_autoregister_commands()`: the class's methods in definition order,
+# stably sorted by priority, 0 for all four), so a merged [vm] with `dirty_ratio = 40` from
+# an included profile and `dirty_bytes = N` of its own writes the bytes first and the ratio
+# zeroes them.
 _VM_DIRTY = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_background_ratio")
 # tuned >= 2.26 ("vm: Deprecate dirty_ratio in favour of dirty_bytes with %"): `dirty_bytes = 40%`
 # writes dirty_ratio (its throughput-performance and virtual-guest say so), and each value is
@@ -273,8 +274,8 @@ def _applied(units: dict[str, dict[str, str]], uname: str) -> list[tuple[str, di
     "Linux <hostname> <release>" (the machine field of os.uname() is not known)."""
     chosen = []
     for unit, options in units.items():
-        if options["enabled"] != "1" or "cpuinfo_regex" in options:
-            continue
+        if options["enabled"] != "1" or "cpuinfo_regex" in options or calls_function(options.get("uname_regex", "")):
+            continue  # a regex tuned would compute with a function is not known here either
         try:
             if "uname_regex" in options and not re.search(options["uname_regex"], uname, re.MULTILINE):
                 continue

@@ -35,6 +35,7 @@ from ..host.fs import FS
 from .netdevice import NetDevice
 from .services import read_unit_state
 from .tuned import read_active_tuned
+from .tuned_vars import calls_function
 
 Entry = tuple[str, dict[str, str], tuple[str, ...], "str | None", "bool | None"]
 
@@ -92,7 +93,7 @@ def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> l
     units = profile.units
     net = [u for u in profile.applied if units[u]["type"] == "net" and any(k in units[u] for k in _SECTIONS)]
     unjudged = [u for u in units if u not in profile.applied and not profile.missing and units[u]["type"] == "net"
-                and units[u]["enabled"] == "1" and "cpuinfo_regex" in units[u]]
+                and units[u]["enabled"] == "1" and _unknown_regex(units[u])]
     if not net and not unjudged:
         return []
     state = read_unit_state(fs, "tuned.service")
@@ -127,6 +128,14 @@ def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> l
             if why and not off:
                 found.append((source, {}, tuple(mine), why, True))
     for unit in unjudged:  # /proc/cpuinfo is not part of a snapshot (facts/tuned.py _applied())
-        found.append((f"{profile.unit_files[unit]} [{unit}]", {}, tuple(free),
-                      f"cpuinfo_regex={units[unit]['cpuinfo_regex']} is not judged here", True))
+        found.append((f"{profile.unit_files[unit]} [{unit}]", {}, tuple(free), _unknown_regex(units[unit]), True))
     return found
+
+
+def _unknown_regex(options: dict[str, str]) -> str:
+    """Why whether tuned starts the unit is not known here ("" when it is)."""
+    if "cpuinfo_regex" in options:
+        return f"cpuinfo_regex={options['cpuinfo_regex']} is not judged here"
+    if calls_function(options.get("uname_regex", "")):
+        return f"uname_regex={options['uname_regex']} runs a tuned function: not judged here"
+    return ""
