@@ -57,6 +57,13 @@ class ConfiguredValue(FrozenRecord):
         self.vm_option = vm_option
 
 
+def other_form(key: str) -> str | None:
+    """`vm.dirty_bytes` -> `vm.dirty_ratio` and the reverse (each writeback limit's other
+    form, which a write of it zeroes); None for any other key."""
+    paired = _PAIRED.get(key)
+    return None if paired is None else paired[0]
+
+
 def initial(key: str) -> str | None:
     """The value the kernel starts a paired key with (mm/page-writeback.c), else None."""
     paired = _PAIRED.get(key)

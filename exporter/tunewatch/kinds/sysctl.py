@@ -8,6 +8,7 @@ the wanted value, and names each one's value and source when they differ.
 from __future__ import annotations
 
 from ..errors import FactError, ParseError
+from ..facts.sysctl_writes import other_form
 from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, Setting
 from ._predict import default_sibling
 from .base import Target, as_number
@@ -199,39 +200,35 @@ def _configured(t: Target, boot: BootSysctl, key: str, expected: Any) -> ObjectR
                                 note=f"remove the other values of {key} from {', '.join(wrong)}"))
 
 
-# a writeback limit's tuned [vm] option, and the option of its other form (which zeroes it)
-_VM_FORMS = {"vm.dirty_bytes": ("dirty_bytes", "dirty_ratio"), "vm.dirty_ratio": ("dirty_ratio", "dirty_bytes"),
-             "vm.dirty_background_bytes": ("dirty_background_bytes", "dirty_background_ratio"),
-             "vm.dirty_background_ratio": ("dirty_background_ratio", "dirty_background_bytes")}
-
-
 def _vm_unit_fix(t: Target, key: str, expected: Any, zeroing: ConfiguredValue | None) -> Fix | None:
     """When a tuned [vm] unit that no [sysctl] unit follows zeroed `key`, no sysctl.d file or
     reapply_sysctl can win (tuned re-applies sysctl.d after a [sysctl] unit): the limit goes
     into that [vm] unit itself, in the profile tuned merges last, with the other form dropped
     (merger.py `_merge_two()`: `drop=` removes the earlier profiles' option; in one unit
-    plugin_vm.py writes dirty_bytes before dirty_ratio, so keeping both zeroes the bytes)."""
-    forms = _VM_FORMS.get(key)
-    if zeroing is None or zeroing.vm_option is None or forms is None:
+    plugin_vm.py writes dirty_bytes before dirty_ratio, so keeping both zeroes the bytes).
+    The [vm] options are the keys' names under vm. (`vm.dirty_bytes`: `dirty_bytes`)."""
+    other_key = other_form(key)
+    if zeroing is None or zeroing.vm_option is None or other_key is None:
         return None
     from ..facts.tuned import profile_file, user_profile_dir
 
     unit, writer = zeroing.vm_option
-    own, other = forms
+    own, other = key.split(".", 1)[1], other_key.split(".", 1)[1]
     try:
         tuned = t.facts.tuned
-        kinds = [kind for kind, _writes, name in tuned.steps]
+        if tuned is None:
+            return None
         at = next(i for i, (kind, _writes, name) in enumerate(tuned.steps) if kind == "vm" and name == unit)
-        if "sysctl" in kinds[at + 1:]:
+        if any(kind == "sysctl" for kind, _writes, _name in tuned.steps[at + 1:]):
             return None  # a [sysctl] unit after it: reapply_sysctl writes etc/sysctl.d again (the usual fix)
         names = tuned.name.split()
         layouts = t.facts.defaults.layouts.get("tuned")
         last_file = profile_file(t.facts.fs, names[-1], layouts)
         mine = user_profile_dir(t.facts.fs, layouts)
-    except (FactError, ParseError, IndexError, AttributeError, StopIteration):
+    except (FactError, ParseError, StopIteration):
         return None
     body = f"[{unit}]\ndrop={other}\n{own} = {expected}"
-    why = (f"tuned's [{unit}] unit ({writer} =) writes vm.{other} = {zeroing.value} after {key} is set, and the "
+    why = (f"tuned's [{unit}] unit ({writer} =) writes {other_key} = {zeroing.value} after {key} is set, and the "
            f"kernel zeroes {key}: set {own} = {expected} in that unit, with drop={other}, in the profile tuned "
            "merges last")
     if last_file and last_file.startswith(mine.rstrip("/") + "/"):
