@@ -41,7 +41,7 @@ from ..parsers.sysctl_conf import parse_sysctl_conf
 from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d  # noqa: F401 - re-exported: goss and collect read it here
 from .services import read_unit_state
 from .sysctl_writes import UNTOLD, ConfiguredValue, initial, replay, systemd_sysctl_order, write
-from .tuned import TunedProfile, read_tuned_main, vm_dirty_option
+from .tuned import VM_DIRTY_VERSIONS, TunedProfile, read_tuned_main, vm_dirty_option, vm_unit_stops
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -205,24 +205,51 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
     again = fs.config_files(TUNED_REAPPLY_DIRS, "*.conf") + ([SYSCTL_CONF] if conf_is_file else [])
     for kind, writes, unit in tuned.steps:
         values = dict(values)
-        for k, v, f in writes:
-            option = k
-            if kind == "vm":
-                k, v, refused = vm_dirty_option(k, v)
-                if refused is not None:
-                    continue  # tuned logs the error and writes nothing
-            key, source = (f"vm.{k}" if kind == "vm" else k), f"tuned profile {tuned.name} ({f})"
-            if kind == "vm" and _same_now(values, key, v):
-                continue
-            cv = _tuned_write(values, key, v, source, modifiers=kind == "sysctl")
-            if cv is not None and kind == "vm":
-                cv = cv.replace(vm_option=(unit, option))
+        if kind == "vm":
+            _vm_unit(values, tuned, writes, unit)
+        for k, v, f in writes if kind == "sysctl" else ():
+            cv = _tuned_write(values, k, v, f"tuned profile {tuned.name} ({f})", modifiers=True)
             if cv is not None:
-                write(values, key, cv)
+                write(values, k, cv)
         if kind == "sysctl" and reapply:
             values = files.apply(values, again, order="tuned")
     name = f"tuned ({tuned.name})" + (" reapply_sysctl: etc/sysctl.d, etc/sysctl.conf" if reapply else "")
     return values, name
+
+
+def _vm_unit(values: dict[str, ConfiguredValue], tuned: TunedProfile, writes: tuple[tuple[str, str, str], ...],
+             unit: str) -> None:
+    """The writes of one [vm] unit's dirty_* options (in the plugin's order), as the installed
+    tuned makes them (facts/tuned_version.py, facts/tuned.vm_dirty_option). When its version
+    is not known here and the versions that take an option differently would not leave the
+    same value, that write cannot be told."""
+    known = tuned.version.version if tuned.version is not None else None
+    versions = (known,) if known is not None else VM_DIRTY_VERSIONS
+    stopped: set[tuple[int, int, int]] = set()  # versions whose unit ended at an earlier option
+    for option, value, f in writes:
+        source = f"tuned profile {tuned.name} ({f})"
+        effects: set[tuple[str, str] | None] = set()
+        for version in versions:
+            k, v, refused = vm_dirty_option(option, value, version)
+            if version in stopped or refused is not None:
+                if vm_unit_stops(option, value, version):
+                    stopped.add(version)
+                effects.add(None)  # tuned logs the error and writes nothing
+            else:  # plugin_vm's "Not setting option ..., already set" writes nothing either
+                effects.add(None if _same_now(values, f"vm.{k}", v) else (f"vm.{k}", v))
+        if effects == {None}:
+            continue
+        if len(effects) == 1:
+            key, v = effects.pop() or ("", "")
+            cv = _tuned_write(values, key, v, source, modifiers=False)
+        else:
+            key = next(e[0] for e in effects if e is not None)
+            why = tuned.version.source if tuned.version is not None else "tuned's version was not read"
+            cv = ConfiguredValue(UNTOLD, f"{source}: [vm] {option} = {value}: what it writes depends on tuned's "
+                                         f"version (2.24 and older drop it, 2.25 takes no N%), which is not known "
+                                         f"here ({why})")
+        if cv is not None:
+            write(values, key, cv.replace(vm_option=(unit, option)))
 
 
 def _tuned_write(values: dict[str, ConfiguredValue], key: str, value: str, source: str,

@@ -30,6 +30,7 @@ from .sysctl_writes import PAGE_SIZE  # getconf PAGESIZE: 4 KiB pages assumed th
 from .tuned_vars import TRUE as _TRUE
 from .tuned_vars import UNIT_CONTROL as _CONTROL  # unit.py `Unit.__init__` pops these: never plugin options
 from .tuned_vars import calls_function
+from .tuned_version import TunedVersion, read_tuned_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ _SAFE_NAME = lazy(r"^[a-zA-Z0-9_.-]+$")
 
 
 class TunedProfile(FrozenRecord):
-    __slots__ = ("name", "chain", "sysctl", "units", "missing", "dirs", "steps", "applied", "unit_files")
+    __slots__ = ("name", "chain", "sysctl", "units", "missing", "dirs", "steps", "applied", "unit_files", "version")
     name: str  # the active names as tuned names the merged profile: "sap-hana sas"
     chain: tuple[str, ...]  # every profile loaded, each active name followed by what it includes
     sysctl: dict[str, tuple[str, str]]  # key -> (value, source), in the order tuned writes them
@@ -52,11 +53,12 @@ class TunedProfile(FrozenRecord):
     steps: tuple[tuple[str, tuple[tuple[str, str, str], ...], str], ...]
     applied: tuple[str, ...]  # the units tuned starts, in its order (_applied()); none when a name is missing
     unit_files: dict[str, str]  # unit -> the file of its newest definition
+    version: TunedVersion | None  # the installed tuned's, read when a [vm] unit has a dirty_* option
 
     def __init__(self, name: str, chain: tuple[str, ...], sysctl: dict[str, tuple[str, str]] | None = None,
                  units: dict[str, dict[str, str]] | None = None, missing: tuple[str, ...] = (),
                  dirs: tuple[str, ...] = (), steps: tuple = (), applied: tuple[str, ...] = (),
-                 unit_files: dict[str, str] | None = None):
+                 unit_files: dict[str, str] | None = None, version: TunedVersion | None = None):
         self.name = name
         self.chain = chain
         self.sysctl = {} if sysctl is None else sysctl
@@ -67,6 +69,7 @@ class TunedProfile(FrozenRecord):
                                            "sysctl"),)
         self.applied = applied
         self.unit_files = {} if unit_files is None else unit_files
+        self.version = version
 
 
 def read_tuned_main(fs: FS) -> dict[str, str]:
@@ -210,8 +213,10 @@ def _read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
             elif options["type"] == "vm":  # in the plugin's command order, not the file's
                 steps.append(("vm", tuple(sorted((w for w in writes if w[0] in _VM_DIRTY),
                                                  key=lambda w: _VM_DIRTY.index(w[0]))), unit))
+    # what a [vm] dirty_* option does depends on the version (vm_dirty_option): read only then
+    version = read_tuned_version(fs, layouts) if any(kind == "vm" and w for kind, w, _u in steps) else None
     return TunedProfile(" ".join(names), tuple(loader.chain), sysctl, units, tuple(loader.missing), dirs,
-                        tuple(steps) or (("sysctl", (), "sysctl"),), tuple(applied), files)
+                        tuple(steps) or (("sysctl", (), "sysctl"),), tuple(applied), files, version)
 
 
 def _expand_selectors(units: dict[str, dict[str, str]], variables: TunedVariables) -> None:
@@ -245,11 +250,21 @@ _VM_DIRTY = ("dirty_bytes", "dirty_ratio", "dirty_background_bytes", "dirty_back
 _VM_PERCENT_OF = {"dirty_bytes": "dirty_ratio", "dirty_background_bytes": "dirty_background_ratio"}
 
 
-def vm_dirty_option(option: str, value: str) -> tuple[str, str, str | None]:
+# tuned versions that take a [vm] dirty_* option differently (facts/tuned_version.py): one
+# before the options (2.24 drops them), the first with them (2.25: integers only), and 2.26 (N%)
+VM_DIRTY_VERSIONS = ((2, 24, 0), (2, 25, 0), (2, 26, 0))
+
+
+def vm_dirty_option(option: str, value: str, version: tuple[int, int, int] = (2, 26, 0)
+                    ) -> tuple[str, str, str | None]:
     """(option written, value written, why tuned writes nothing or None) for one [vm] dirty_*
-    option, as plugin_vm.py `_dirty_bytes()` .. `_dirty_option()` take it. A value that runs
-    a tuned function is passed on whole: it cannot be checked here (facts/sysctl.py says so)."""
-    if option in _VM_PERCENT_OF and value.strip().endswith("%"):
+    option, as plugin_vm.py `_dirty_bytes()` .. `_dirty_option()` of tuned `version` take it.
+    A value that runs a tuned function is passed on whole: it cannot be checked here
+    (facts/sysctl.py says so)."""
+    if version < (2, 25):  # plugins/base.py `_get_effective_options()`: not a config option of plugin_vm
+        return option, value, (f"tuned {'.'.join(map(str, version))} has no [vm] {option} (plugin_vm.py has it "
+                               "from 2.25): it warns \"Unknown option\" and writes nothing")
+    if version >= (2, 26) and option in _VM_PERCENT_OF and value.strip().endswith("%"):
         option, value = _VM_PERCENT_OF[option], value.strip().rstrip("%")
     if calls_function(value):
         return option, value, None
@@ -264,6 +279,20 @@ def vm_dirty_option(option: str, value: str) -> tuple[str, str, str | None]:
     else:
         ok, rule = number > 0, "positive"
     return option, value, None if ok else f"{option} = {value!r} must be {rule}"
+
+
+def vm_unit_stops(option: str, value: str, version: tuple[int, int, int]) -> bool:
+    """tuned 2.25's `_dirty_option()` logs a value int() refuses ("must be an integer") and
+    goes on to test the unset `int_value`: the UnboundLocalError ends the unit's commands
+    (units/manager.py `_try_call()` catches it per unit), so its later dirty_* options are
+    not run. 2.26 returns there instead."""
+    if version[:2] != (2, 25) or calls_function(value):
+        return False
+    try:
+        int(value)
+    except ValueError:
+        return True
+    return False
 
 
 def _applied(units: dict[str, dict[str, str]], uname: str) -> list[tuple[str, dict[str, str]]]:

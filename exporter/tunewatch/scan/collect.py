@@ -39,6 +39,7 @@ from ..facts.nextkernel import BLS_DIR, GRUB_CFGS, GRUBENVS, VMLINUZ_LINK
 from ..facts.services import UNIT_DIRS
 from ..facts.sysctl import MODPROBE_DIRS, TUNED_MAIN
 from ..facts.tuned_vars import variables_files
+from ..facts.tuned_version import version_file_matches
 from ..facts.udev import RULES_DIRS
 from ..host.fs import FS
 from ..kinds._predict import default_sibling
@@ -344,6 +345,10 @@ def _collect(s: SnapshotWriter, content: Content, vsphere: dict[str, str] | None
                 if copied.resolves(f"{d}/{name}/tuned.conf")]
     for rel in variables_files(copied, profiles):  # [variables] include= files
         s.copy(rel)
+    tuned_layout = content.defaults.layouts.get("tuned") or {}
+    for pattern in (tuned_layout.get("version_files") or {}).get("paths", []):  # facts/tuned_version.py
+        for rel in version_file_matches(s.fs, pattern):
+            s.copy(rel)
     for rel in autofs_map_files(FS(s.dest)):  # the maps the copied master maps name
         s.copy(rel)
     for rel in STARTUP_SCRIPTS:
