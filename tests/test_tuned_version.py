@@ -93,3 +93,17 @@ def test_collect_copies_the_version_file(tmp_path):
     subprocess.run(["tunewatch", "collect", "--root", str(host), str(out)], check=False, capture_output=True,
                    timeout=120)
     assert (out / "usr/lib/python3.9/site-packages/tuned/version.py").read_text() == UPSTREAM_2_22
+
+
+def test_a_refused_option_says_so_beside_the_value_that_stays():
+    """The pass of tuned_2_25_refuses_percent_dirty_bytes names the [vm] line that wrote nothing and why."""
+    from tunewatch.scan import engine
+    root = os.path.join(os.path.dirname(__file__), "scenarios", "sysctl", "tuned_2_25_refuses_percent_dirty_bytes.pass",
+                        "root")
+    content = Content()
+    result = engine.scan(content, content.resolve("azure-sas-grid-anf"), root)
+    check = next(r for r in result.results if r.check == "vm-dirty-settings-persistent")
+    dirty = next(o for o in check.objects if o.object == "vm.dirty_bytes")
+    assert (dirty.status, dirty.predicted) == ("pass", "31457280")
+    assert dirty.source.startswith("configured by etc/sysctl.d/90-sas.conf:2; ")
+    assert "[vm] dirty_bytes = 40% writes nothing" in dirty.source and "tuned 2.25.0 takes N% from 2.26" in dirty.source

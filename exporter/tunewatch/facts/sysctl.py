@@ -229,15 +229,23 @@ def _vm_unit(values: dict[str, ConfiguredValue], tuned: TunedProfile, writes: tu
     for option, value, f in writes:
         source = f"tuned profile {tuned.name} ({f})"
         effects: set[tuple[str, str] | None] = set()
+        refusals = []
         for version in versions:
             k, v, refused = vm_dirty_option(option, value, version)
-            if version in stopped or refused is not None:
-                if vm_unit_stops(option, value, version):
-                    stopped.add(version)
+            if version in stopped:
+                refused = f"an earlier option ended tuned {'.'.join(map(str, version))}'s [{unit}] unit"
+            elif refused is not None and vm_unit_stops(option, value, version):
+                stopped.add(version)
+            if refused is not None:
+                refusals.append(refused)
                 effects.add(None)  # tuned logs the error and writes nothing
             else:  # plugin_vm's "Not setting option ..., already set" writes nothing either
                 effects.add(None if _same_now(values, f"vm.{k}", v) else (f"vm.{k}", v))
         if effects == {None}:
+            kept = values.get(f"vm.{option}")
+            if kept is not None and len(refusals) == len(versions) == 1:  # the admin's line, and why it is not written
+                values[f"vm.{option}"] = kept.replace(source=f"{kept.source}; {source}: [vm] {option} = {value} "
+                                                            f"writes nothing: {refusals[0]}")
             continue
         if len(effects) == 1:
             key, v = effects.pop() or ("", "")

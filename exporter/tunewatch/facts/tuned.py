@@ -271,6 +271,9 @@ def vm_dirty_option(option: str, value: str, version: tuple[int, int, int] = (2,
     try:
         number = int(value)
     except ValueError:
+        if vm_unit_stops(option, value, version):
+            return option, value, (f"{option} = {value!r} is not an integer (tuned {'.'.join(map(str, version))} "
+                                   "takes N% from 2.26), and the error ends the unit")
         return option, value, f"{option} = {value!r} is not an integer"
     if option.endswith("_ratio"):
         ok, rule = 0 <= number <= 100, "between 0 and 100"
