@@ -232,3 +232,17 @@ def _cpus(text: str) -> list[int]:
         lo, _, hi = part.partition("-")
         out += range(int(lo), int(hi or lo) + 1)
     return out
+
+
+def test_an_fstab_fix_line_reads_back_as_the_mount_it_names():
+    """kinds/base.fstab_fix: the line a report asks for is one fstab(5) line whose fields
+    parse back to the mount (a blank as \\040); a newline in a field gets no line at all."""
+    from tunewatch.kinds.base import fstab_fix
+    from tunewatch.parsers.fstab import parse_fstab
+
+    fix = fstab_fix("anf:/vol 1", "/sas data\\x", "nfs", "vers=3,nconnect=8", 0, 0)
+    assert fix.change == "anf:/vol\\0401 /sas\\040data\\134x nfs vers=3,nconnect=8 0 0"
+    entry, = parse_fstab(fix.change + "\n", "etc/fstab")
+    assert (entry.spec, entry.file, entry.vfstype) == ("anf:/vol 1", "/sas data\\x", "nfs")
+    forged = fstab_fix("anf:/vol", "/sas\n/dev/sdz1 / ext4", "nfs", "vers=3")
+    assert forged.change is None and "newline" in forged.note

@@ -146,3 +146,19 @@ def test_readd_line_only_where_boot_and_readd_differ(example: str, shown: bool) 
     assert len(lines) == (1 if shown else 0), lines
     if shown:
         assert "fail for enP30832s1, enP30833s2" in lines[0] and lines[0].split()[0] == "re-add"
+
+
+def test_a_multi_line_change_is_shown_line_by_line_as_it_goes_in_the_file(result):
+    """A tuned profile or a .mount section read as one line means something else: each of
+    its lines is its own report line, escaped, under `fix: in FILE:`; the note follows."""
+    r = copy.deepcopy(result)
+    obj = next(o for c in r.results for o in c.objects if o.status == "fail")
+    obj.fix = Fix(file="/etc/tuned/sap-hana-tunewatch/tuned.conf",
+                  change="[main]\ninclude=sap-hana\n\n[vm]\ndrop=dirty_ratio\ndirty_bytes = 31457280\x1b[2J",
+                  note="then tuned-adm profile sap-hana-tunewatch")
+    out = render_text(r, verbose=True, width=100).splitlines()
+    at = next(i for i, line in enumerate(out) if line.strip() == "fix: in /etc/tuned/sap-hana-tunewatch/tuned.conf:")
+    assert [line.strip() for line in out[at + 1:at + 8]] == [
+        "[main]", "include=sap-hana", "", "[vm]", "drop=dirty_ratio", "dirty_bytes = 31457280\\x1b[2J",
+        "then tuned-adm profile sap-hana-tunewatch"]
+    assert "\x1b" not in "\n".join(out)

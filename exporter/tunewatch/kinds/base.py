@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .._record import Record
 from ..errors import FactError, ParseError
-from ..results import ObjectResult, error_result
+from ..results import Fix, ObjectResult, error_result
 from .selectors import select_interfaces, select_mounts
 
 TYPE_CHECKING = False
@@ -86,3 +86,17 @@ def per_object(items: Iterable[Any], name: Callable[[Any], str],
         except (FactError, ParseError) as e:
             results.append(error_result(name(item), e))
     return results
+
+
+def fstab_fix(spec: str, mount_point: str, vfstype: str, options: str, freq: object = 0, passno: object = 0) -> Fix:
+    """The /etc/fstab line a fix asks for, each field as fstab(5) reads it (a blank as
+    `\\040`: escape.fstab_field); a mount point or source no fstab line can hold (a
+    newline) gets no line, only why (the line would be two lines, or another one)."""
+    from .._escape import Unexpressible, fstab_field
+
+    try:
+        fields = [fstab_field(value, what) for value, what in ((spec, "source"), (mount_point, "mount point"),
+                                                               (vfstype, "type"), (options, "options"))]
+    except Unexpressible as e:
+        return Fix(file="/etc/fstab", note=f"{e}: edit the line by hand")
+    return Fix(file="/etc/fstab", change=f"{' '.join(fields)} {freq} {passno}")

@@ -11,7 +11,7 @@ and default tables in the check's content before comparing. Values are compared 
 from __future__ import annotations
 
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
-from .base import OncePerObject, Target, per_object
+from .base import OncePerObject, Target, fstab_fix, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,8 +136,7 @@ def _fix(bm: BootMount, pairs: Iterable[tuple[str, str | None]], wanted: list[st
     merged = _merged(pairs, wanted, v)
     if bm.fstab is not None:
         e = bm.fstab
-        return Fix(file="/etc/fstab", change=f"{e.spec} {e.file} {e.vfstype} {_merged(e.options, wanted, v)} "
-                   f"{e.freq} {e.passno}")
+        return fstab_fix(e.spec, e.file, e.vfstype, _merged(e.options, wanted, v), e.freq, e.passno)
     if bm.fix_file.endswith(".mount"):
         return Fix(file=bm.fix_file, change=f"[Mount]\nOptions={merged}", note="then systemctl daemon-reload")
     return Fix(file=bm.fix_file, change=f"{bm.map_key} -{merged} {bm.spec}",
@@ -185,8 +184,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     f"{mount.mount_point} is mounted but not in /etc/fstab, a .mount unit or an "
                                     "autofs map: it will not come back at boot", predicted=UNKNOWN,
                                     source="not configured: no /etc/fstab line, .mount unit or autofs map mounts it",
-                                    fix=Fix(file="/etc/fstab", change=f"{mount.source} {mount.mount_point} "
-                                            f"{mount.fstype} {want} 0 0"))
+                                    fix=fstab_fix(mount.source, mount.mount_point, mount.fstype, want))
             # bg and _netdev steer mount -a and systemd-fstab-generator: fstab lines only
             with_fstab_only = bm.fstab is not None
             wanted = base + fstab_only if with_fstab_only else base

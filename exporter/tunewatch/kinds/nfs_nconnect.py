@@ -12,7 +12,7 @@ import re
 
 from ..parsers._text import option_value
 from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
-from .base import OncePerObject, Target, as_number, per_object
+from .base import OncePerObject, Target, as_number, fstab_fix, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def _fix(bm: BootMount, wanted: int) -> Fix:
     opts = [k if v is None else f"{k}={v}" for k, v in bm.given if k != "nconnect"] + [f"nconnect={wanted}"]
     if bm.fstab is not None:
         e = bm.fstab
-        return Fix(file="/etc/fstab", change=f"{e.spec} {e.file} {e.vfstype} {','.join(opts)} {e.freq} {e.passno}")
+        return fstab_fix(e.spec, e.file, e.vfstype, ",".join(opts), e.freq, e.passno)
     if bm.fix_file.endswith(".mount"):
         return Fix(file=bm.fix_file, change=f"[Mount]\nOptions={','.join(opts)}", note="then systemctl daemon-reload")
     return Fix(file=bm.fix_file, change=f"{bm.map_key} -{','.join(opts)} {bm.spec}")
@@ -90,8 +90,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                     f"{mount.mount_point} is mounted but not in /etc/fstab, a .mount unit or an "
                                     f"autofs map: nconnect={wanted} will not come back at boot", predicted=UNKNOWN,
                                     source="not configured: no /etc/fstab line, .mount unit or autofs map mounts it",
-                                    fix=Fix(file="/etc/fstab", change=f"{mount.source} {mount.mount_point} "
-                                            f"{mount.fstype} defaults,nconnect={wanted} 0 0"))
+                                    fix=fstab_fix(mount.source, mount.mount_point, mount.fstype,
+                                                  f"defaults,nconnect={wanted}"))
             if bm.problem:
                 return ObjectResult(mount.mount_point, FAIL, want, "not mounted at boot",
                                     f"{mount.mount_point} is configured in {bm.source}, but {bm.problem}",

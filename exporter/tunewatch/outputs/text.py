@@ -4,7 +4,8 @@ Lines wrap at the terminal width (shutil.get_terminal_size, which honours COLUMN
 boundaries only, continuation lines indented under their text. Failing objects that share
 one fix (36 IRQs of a NIC, one command) are one line naming them ("36 IRQs of eth1:
 59-94") with the finding from the result's data (actual, or predicted and source) and the
-fix once; `verbose` shows every object with its whole message and fix. Checks that do not apply fold into one line.
+fix once (a multi-line change, a tuned profile or a .mount section, line by line as it goes
+in the file); `verbose` shows every object with its whole message and fix. Checks that do not apply fold into one line.
 `quiet` keeps fail and error only; `brief` prints one line per check. The summary line is
 always last, so `tail -1` is the verdict.
 """
@@ -50,13 +51,31 @@ def _fix_text(fix: Fix | None, note: bool = True) -> str:
     parts = []
     if fix.command:
         parts.append(fix.command)
-    if fix.file:
+    if fix.file and fix.change and "\n" in fix.change:  # a file's lines, each shown as it goes in (_fix_lines)
+        parts.append(f"in {fix.file}:\n{fix.change}\n")
+    elif fix.file:
         parts.append(f"in {fix.file}: {fix.change}" if fix.change else f"edit {fix.file}")
     elif fix.change:
         parts.append(fix.change)
     if fix.note and (note or not parts):
         parts.append(fix.note)
     return "; ".join(parts)
+
+
+def _fix_lines(fix: str, width: int, indent: str) -> list[str]:
+    """`fix: ...` wrapped; the lines of a multi-line change (a tuned profile, a .mount
+    section: _fix_text puts them between newlines) one per line as they go in the file,
+    never folded into one (a profile read as one line means something else), each escaped
+    as every line is; what follows them (the note) wrapped again."""
+    head, *block = fix.split("\n")
+    tail = block.pop() if block else ""
+    lines = _wrap(f"fix: {head}", width, indent[:-5], indent)
+    from .._escape import text as shown
+
+    lines += [f"{indent}  {shown(line)}".rstrip() for line in block]
+    if tail.strip("; "):
+        lines += _wrap(tail.lstrip("; "), width, indent, indent)
+    return lines
 
 
 def _span(numbers: list[int]) -> str:
@@ -155,7 +174,7 @@ def _object_lines(r: CheckResult, width: int, verbose: bool, paint: Callable[[st
         body[0] = _OBJ_INDENT + paint(label.rstrip(), status) + body[0][len(_OBJ_INDENT) + len(status):]
         lines += body
         if fix:
-            lines += _wrap(f"fix: {fix}", width, detail, detail + "     ")
+            lines += _fix_lines(fix, width, detail + "     ")
     if not verbose and len(groups) > MAX_GROUPS:
         rest = sum(len(objs) for _s, objs in groups[MAX_GROUPS:])
         lines += _wrap(f"... and {rest} more object(s) (--verbose or --format json lists all)", width,
