@@ -229,3 +229,46 @@ def test_remediate_leaves_a_vm_unit_zeroing_to_the_admin():
     assert [s.phase for s in mine] == [MANUAL]
     assert "/etc/tuned/throughput-performance-tunewatch/tuned.conf" in mine[0].summary
     assert "drop=dirty_ratio" in mine[0].summary
+
+
+def _selection_root(tmp_path, units: str, main: str = "", cpuinfo: str | None = None):
+    from tunewatch.content.catalog import Content
+    from tunewatch.facts.tuned import read_active_tuned
+    (tmp_path / "etc/tuned/p").mkdir(parents=True)
+    (tmp_path / "etc/tuned/active_profile").write_text("p\n")
+    (tmp_path / "etc/tuned/tuned-main.conf").write_text(main)
+    (tmp_path / "etc/tuned/p/tuned.conf").write_text(units)
+    (tmp_path / "proc/sys/kernel").mkdir(parents=True)
+    (tmp_path / "proc/sys/kernel/hostname").write_text("sas01\n")
+    (tmp_path / "proc/sys/kernel/osrelease").write_text("5.14.0-427.el9.x86_64\n")
+    if cpuinfo is not None:
+        (tmp_path / "proc/cpuinfo").write_text(cpuinfo)
+    return read_active_tuned(FS(str(tmp_path)), Content().defaults.layouts["tuned"])
+
+
+AMD_UNIT = "[sysctl.amd]\ntype=sysctl\ncpuinfo_regex=model name\\s+:.*\\bAMD\\b\nvm.swappiness=5\n"
+
+
+@pytest.mark.parametrize(("main", "cpuinfo", "applied", "unknown"), [
+    ("", "model name\t: AMD EPYC 7V12 64-Core Processor\n", True, False),
+    ("", "model name\t: Intel(R) Xeon(R) Platinum 8272CL\n", False, False),
+    ("", None, False, True),  # a snapshot without /proc/cpuinfo
+    ("cpuinfo_string = AMD\n", None, False, False),  # tuned-main.conf's string replaces /proc/cpuinfo
+    ("cpuinfo_string = model name : AMD\n", "model name\t: Intel\n", True, False)])
+def test_a_cpuinfo_regex_is_matched_as_tuned_matches_it(tmp_path, main, cpuinfo, applied, unknown):
+    """units/manager.py `_unit_matches_cpuinfo()`: re.search(regex, tuned-main.conf cpuinfo_string
+    or /proc/cpuinfo, re.MULTILINE); without either, whether the unit starts is not known."""
+    profile = _selection_root(tmp_path, AMD_UNIT, main, cpuinfo)
+    assert profile is not None
+    assert ("sysctl.amd" in profile.applied, "sysctl.amd" in profile.unknown_start) == (applied, unknown)
+
+
+def test_a_unit_the_uname_rules_out_needs_no_cpuinfo(tmp_path):
+    """The thunderx units of throughput-performance on x86_64: uname_regex=aarch64 does not
+    match, so tuned skips them whatever /proc/cpuinfo says (and it is not read); a
+    uname_string in tuned-main.conf is matched instead of the uname."""
+    units = AMD_UNIT.replace("cpuinfo_regex", "uname_regex=aarch64\ncpuinfo_regex")
+    assert _selection_root(tmp_path / "a", units).unknown_start == {}
+    assert not (tmp_path / "a/proc/cpuinfo").exists()
+    arm = _selection_root(tmp_path / "b", units, "uname_string = aarch64\n", "model name\t: AMD\n")
+    assert arm.applied == ("sysctl.amd",)

@@ -84,15 +84,17 @@ def test_a_percent_is_the_ratio_from_2_26(version, written, stops):
 
 
 def test_collect_copies_the_version_file(tmp_path):
-    """A snapshot scans like the host: tuned/version.py is collected with the profiles."""
+    """A snapshot scans like the host: tuned/version.py and /proc/cpuinfo are collected with the profiles."""
     host = tmp_path / "host"
     _install(host, "usr/lib/python3.9/site-packages/tuned/version.py", UPSTREAM_2_22)
     _install(host, "etc/tuned/active_profile", "virtual-guest\n")
     _install(host, "proc/sys/kernel/osrelease", "5.14.0-427.el9.x86_64\n")
+    _install(host, "proc/cpuinfo", "processor\t: 0\nmodel name\t: AMD EPYC 7V12 64-Core Processor\n\n")
     out = tmp_path / "snap"
     subprocess.run(["tunewatch", "collect", "--root", str(host), str(out)], check=False, capture_output=True,
                    timeout=120)
     assert (out / "usr/lib/python3.9/site-packages/tuned/version.py").read_text() == UPSTREAM_2_22
+    assert "AMD EPYC" in (out / "proc/cpuinfo").read_text()  # a unit's cpuinfo_regex is matched against it
 
 
 def test_a_refused_option_says_so_beside_the_value_that_stays():

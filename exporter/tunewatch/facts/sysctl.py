@@ -204,7 +204,7 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
     reapply = _tuned_reapplies(fs)
     again = fs.config_files(TUNED_REAPPLY_DIRS, "*.conf") + ([SYSCTL_CONF] if conf_is_file else [])
     for kind, writes, unit in tuned.steps:
-        values = dict(values)
+        before, values = values, dict(values)
         if kind == "vm":
             _vm_unit(values, tuned, writes, unit)
         for k, v, f in writes if kind == "sysctl" else ():
@@ -213,8 +213,24 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
                 write(values, k, cv)
         if kind == "sysctl" and reapply:
             values = files.apply(values, again, order="tuned")
+        if unit in tuned.unknown_start:  # each value the unit leaves as it found it stays known
+            values = _either(before, values, f"tuned profile {tuned.name} may or may not start its [{unit}] unit "
+                                             f"(units/manager.py `create()`): {tuned.unknown_start[unit]}")
     name = f"tuned ({tuned.name})" + (" reapply_sysctl: etc/sysctl.d, etc/sysctl.conf" if reapply else "")
     return values, name
+
+
+def _either(skipped: dict[str, ConfiguredValue], started: dict[str, ConfiguredValue],
+            why: str) -> dict[str, ConfiguredValue]:
+    """The values after a unit tuned may or may not start: a key both outcomes give the same
+    value keeps it, any other cannot be told."""
+    out = dict(skipped)
+    for key in skipped.keys() | started.keys():
+        was, now = skipped.get(key), started.get(key)
+        if (was.value if was is not None else initial(key)) != (now.value if now is not None else initial(key)):
+            source = now.source if now is not None else was.source if was is not None else ""
+            out[key] = ConfiguredValue(UNTOLD, f"{source}: {why}")
+    return out
 
 
 def _vm_unit(values: dict[str, ConfiguredValue], tuned: TunedProfile, writes: tuple[tuple[str, str, str], ...],

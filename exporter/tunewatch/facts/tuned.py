@@ -41,7 +41,8 @@ _SAFE_NAME = lazy(r"^[a-zA-Z0-9_.-]+$")
 
 
 class TunedProfile(FrozenRecord):
-    __slots__ = ("name", "chain", "sysctl", "units", "missing", "dirs", "steps", "applied", "unit_files", "version")
+    __slots__ = ("name", "chain", "sysctl", "units", "missing", "dirs", "steps", "applied", "unit_files", "version",
+                 "unknown_start")
     name: str  # the active names as tuned names the merged profile: "sap-hana sas"
     chain: tuple[str, ...]  # every profile loaded, each active name followed by what it includes
     sysctl: dict[str, tuple[str, str]]  # key -> (value, source), in the order tuned writes them
@@ -54,11 +55,13 @@ class TunedProfile(FrozenRecord):
     applied: tuple[str, ...]  # the units tuned starts, in its order (_applied()); none when a name is missing
     unit_files: dict[str, str]  # unit -> the file of its newest definition
     version: TunedVersion | None  # the installed tuned's, read when a [vm] unit has a dirty_* option
+    unknown_start: dict[str, str]  # unit -> why whether tuned starts it is not known here (in `steps`, not `applied`)
 
     def __init__(self, name: str, chain: tuple[str, ...], sysctl: dict[str, tuple[str, str]] | None = None,
                  units: dict[str, dict[str, str]] | None = None, missing: tuple[str, ...] = (),
                  dirs: tuple[str, ...] = (), steps: tuple = (), applied: tuple[str, ...] = (),
-                 unit_files: dict[str, str] | None = None, version: TunedVersion | None = None):
+                 unit_files: dict[str, str] | None = None, version: TunedVersion | None = None,
+                 unknown_start: dict[str, str] | None = None):
         self.name = name
         self.chain = chain
         self.sysctl = {} if sysctl is None else sysctl
@@ -70,6 +73,7 @@ class TunedProfile(FrozenRecord):
         self.applied = applied
         self.unit_files = {} if unit_files is None else unit_files
         self.version = version
+        self.unknown_start = {} if unknown_start is None else unknown_start
 
 
 def read_tuned_main(fs: FS) -> dict[str, str]:
@@ -194,21 +198,24 @@ def _read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
     sysctl: dict[str, tuple[str, str]] = {}
     steps = []
     applied: list[str] = []
+    unknown: dict[str, str] = {}
     if not loader.missing:  # tuned loads all or nothing
-        uname = (f"Linux {fs.read_value('proc/sys/kernel/hostname') or ''} "
-                 f"{fs.read_value('proc/sys/kernel/osrelease') or ''}")
         from .tuned_vars import profile_variables, unquote
 
         variables = profile_variables(fs, loader.loaded)
         _expand_selectors(units, variables)
-        for unit, options in _applied(units, uname):
-            applied.append(unit)
+        for unit, options, why in _applied(units, _Selected(fs)):
+            if why:
+                unknown[unit] = why  # its writes are in `steps`: facts/sysctl.py takes both outcomes
+            else:
+                applied.append(unit)
             # the value each option writes: a [sysctl] value unquoted, then the variables in (facts/tuned_vars.py)
             unquoted = unquote if options["type"] == "sysctl" else str
             writes = tuple((k, variables.expand(unquoted(v)), sources[unit][k]) for k, v in options.items()
                            if k not in _HEAD)
             if options["type"] == "sysctl":
-                sysctl.update({k: (v, src) for k, v, src in writes})
+                if not why:
+                    sysctl.update({k: (v, src) for k, v, src in writes})
                 steps.append(("sysctl", writes, unit))
             elif options["type"] == "vm":  # in the plugin's command order, not the file's
                 steps.append(("vm", tuple(sorted((w for w in writes if w[0] in _VM_DIRTY),
@@ -216,7 +223,7 @@ def _read_active_tuned(fs: FS, layouts: dict | None) -> TunedProfile | None:
     # what a [vm] dirty_* option does depends on the version (vm_dirty_option): read only then
     version = read_tuned_version(fs, layouts) if any(kind == "vm" and w for kind, w, _u in steps) else None
     return TunedProfile(" ".join(names), tuple(loader.chain), sysctl, units, tuple(loader.missing), dirs,
-                        tuple(steps) or (("sysctl", (), "sysctl"),), tuple(applied), files, version)
+                        tuple(steps) or (("sysctl", (), "sysctl"),), tuple(applied), files, version, unknown)
 
 
 def _expand_selectors(units: dict[str, dict[str, str]], variables: TunedVariables) -> None:
@@ -298,24 +305,67 @@ def vm_unit_stops(option: str, value: str, version: tuple[int, int, int]) -> boo
     return False
 
 
-def _applied(units: dict[str, dict[str, str]], uname: str) -> list[tuple[str, dict[str, str]]]:
-    """units/manager.py `create()`: enabled units whose cpuinfo_regex and uname_regex match,
-    stably sorted by priority (default 0, tuned-main.conf default_instance_priority), each
-    applied in turn (`start_tuning()`). /proc/cpuinfo is not part of a snapshot: a unit
-    with a cpuinfo_regex is taken as not matching; uname_regex is matched against
-    "Linux <hostname> <release>" (the machine field of os.uname() is not known)."""
+class _Selected:
+    """What tuned matches a unit's uname_regex and cpuinfo_regex against (units/manager.py
+    `_unit_matches_uname()`, `_unit_matches_cpuinfo()`): tuned-main.conf `uname_string` and
+    `cpuinfo_string` when set, else `" ".join(os.uname())` and /proc/cpuinfo. The uname is
+    "Linux <hostname> <release>" here (its version and machine fields are not read); /proc/cpuinfo
+    is read only when a unit that could start has a cpuinfo_regex (a snapshot may lack it)."""
+
+    def __init__(self, fs: FS):
+        self.fs = fs
+        main = read_tuned_main(fs)
+        self.uname = main.get("uname_string") or (f"Linux {fs.read_value('proc/sys/kernel/hostname') or ''} "
+                                                  f"{fs.read_value('proc/sys/kernel/osrelease') or ''}")
+        self._cpuinfo: str | None = main.get("cpuinfo_string")
+        self._cpuinfo_why = ""
+
+    def cpuinfo(self) -> tuple[str | None, str]:
+        """(the text, or None and why it is not known)."""
+        if self._cpuinfo is None and not self._cpuinfo_why:
+            try:
+                self._cpuinfo = self.fs.read_text("proc/cpuinfo")
+            except FactError as e:
+                self._cpuinfo_why = str(e)
+            if self._cpuinfo is None and not self._cpuinfo_why:
+                self._cpuinfo_why = "proc/cpuinfo is not under the root"
+        return self._cpuinfo, self._cpuinfo_why
+
+
+def _applied(units: dict[str, dict[str, str]], selected: _Selected) -> list[tuple[str, dict[str, str], str]]:
+    """units/manager.py `create()`: enabled units whose cpuinfo_regex and uname_regex match
+    (`re.search(regex, text, re.MULTILINE)`), stably sorted by priority (default 0,
+    tuned-main.conf default_instance_priority), each applied in turn (`start_tuning()`):
+    (unit, options, "" or why whether tuned starts it is not known here). A regex tuned
+    would compute with a function, or a cpuinfo_regex with no cpuinfo to match, is not
+    known, unless the other regex already rules the unit out."""
     chosen = []
     for unit, options in units.items():
-        if options["enabled"] != "1" or "cpuinfo_regex" in options or calls_function(options.get("uname_regex", "")):
-            continue  # a regex tuned would compute with a function is not known here either
-        try:
-            if "uname_regex" in options and not re.search(options["uname_regex"], uname, re.MULTILINE):
-                continue
-            priority = int(options.get("priority", "0"))
-        except (re.error, ValueError):
+        if options["enabled"] != "1":
             continue
-        chosen.append((priority, unit, options))
-    return [(unit, options) for _p, unit, options in sorted(chosen, key=lambda c: c[0])]
+        why = ""
+        for key in ("uname_regex", "cpuinfo_regex"):
+            regex = options.get(key)
+            if regex is None:
+                continue
+            if calls_function(regex):
+                why = why or f"its {key}={regex} runs a tuned function, which is not run here"
+                continue
+            text, unknown = (selected.uname, "") if key == "uname_regex" else selected.cpuinfo()
+            if text is None:
+                why = why or f"its {key}={regex} is matched against /proc/cpuinfo, which is not known here ({unknown})"
+                continue
+            try:
+                if not re.search(regex, text, re.MULTILINE):
+                    break  # tuned skips the unit, whatever the other regex says
+            except re.error:
+                break  # re.error: tuned fails on it; the unit is not taken as started
+        else:
+            try:
+                chosen.append((int(options.get("priority", "0")), unit, options, why))
+            except ValueError:
+                continue
+    return [(unit, options, why) for _p, unit, options, why in sorted(chosen, key=lambda c: c[0])]
 
 
 def profile_file(fs: FS, name: str, layouts: dict | None) -> str | None:

@@ -9,8 +9,9 @@ names merged in order, later ones overriding: `tuned/profiles/merger.py`).
 
 - The profile is loaded and merged by facts/tuned.py, as for the sysctls tuned writes
   (includes split on `,` or `;`, `-name` optional, a missing profile makes tuned apply
-  nothing, `replace=`, `drop=`, `enabled`, `uname_regex`; a unit with `cpuinfo_regex` is
-  reported, /proc/cpuinfo not being part of a snapshot). A unit's plugin is its `type=`,
+  nothing, `replace=`, `drop=`, `enabled`, `uname_regex` and `cpuinfo_regex` against
+  /proc/cpuinfo; a unit whose start is not known here, a snapshot without /proc/cpuinfo or a
+  regex that runs a tuned function, is reported, never judged). A unit's plugin is its `type=`,
   else its name.
 - Devices: instances in priority order (`units/manager.py`, default priority 0, stable)
   take the free devices their `devices=` matches (`hardware/device_matcher.py`: rules split
@@ -35,7 +36,6 @@ from ..host.fs import FS
 from .netdevice import NetDevice
 from .services import read_unit_state
 from .tuned import read_active_tuned
-from .tuned_vars import calls_function
 
 Entry = tuple[str, dict[str, str], tuple[str, ...], "str | None", "bool | None"]
 
@@ -92,8 +92,7 @@ def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> l
         return []
     units = profile.units
     net = [u for u in profile.applied if units[u]["type"] == "net" and any(k in units[u] for k in _SECTIONS)]
-    unjudged = [u for u in units if u not in profile.applied and not profile.missing and units[u]["type"] == "net"
-                and units[u]["enabled"] == "1" and _unknown_regex(units[u])]
+    unjudged = [u for u in profile.unknown_start if units[u]["type"] == "net"]
     if not net and not unjudged:
         return []
     state = read_unit_state(fs, "tuned.service")
@@ -127,15 +126,7 @@ def from_tuned(fs: FS, devices: dict[str, NetDevice], layouts: dict | None) -> l
                 found.append((source, settings if not off else {}, tuple(mine), off, True))
             if why and not off:
                 found.append((source, {}, tuple(mine), why, True))
-    for unit in unjudged:  # /proc/cpuinfo is not part of a snapshot (facts/tuned.py _applied())
-        found.append((f"{profile.unit_files[unit]} [{unit}]", {}, tuple(free), _unknown_regex(units[unit]), True))
+    for unit in unjudged:  # whether tuned starts it is not known here (facts/tuned.py _applied())
+        found.append((f"{profile.unit_files[unit]} [{unit}]", {}, tuple(free),
+                      f"tuned may or may not start it: {profile.unknown_start[unit]}", True))
     return found
-
-
-def _unknown_regex(options: dict[str, str]) -> str:
-    """Why whether tuned starts the unit is not known here ("" when it is)."""
-    if "cpuinfo_regex" in options:
-        return f"cpuinfo_regex={options['cpuinfo_regex']} is not judged here"
-    if calls_function(options.get("uname_regex", "")):
-        return f"uname_regex={options['uname_regex']} runs a tuned function: not judged here"
-    return ""

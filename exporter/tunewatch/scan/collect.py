@@ -60,7 +60,7 @@ IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/k
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
             "proc/self/mountinfo", "proc/1/mountinfo", "etc/fstab", "etc/sysctl.conf", "etc/tuned/active_profile",
             TUNED_MAIN, "proc/cmdline", "etc/auto.master", "etc/autofs.conf", "etc/nfsmount.conf",
-            "etc/sysconfig/saptune")
+            "etc/sysconfig/saptune", "proc/cpuinfo")
 # what facts/boot.py reads for rc.local and cron @reboot (scripts: kept only when text)
 STARTUP_SCRIPTS = ("etc/rc.d/rc.local", "etc/rc.local", "etc/init.d/after.local")
 CRONTABS = ("etc/crontab", "var/spool/cron/root", "var/spool/cron/tabs/root", "var/spool/cron/crontabs/root")

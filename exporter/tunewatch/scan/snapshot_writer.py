@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 SMALL_MAX_BYTES = boot._MAX_SCRIPT_BYTES  # config files, unit files and scripts: what a scan reads
 # The kernel's own tables grow with the machine: proc/interrupts is 5 MB at 416 CPUs.
 LARGE_MAX_BYTES = {"proc/interrupts": INTERRUPTS_MAX_BYTES, "proc/stat": TEXT_MAX_BYTES,
-                   "proc/self/mountinfo": TEXT_MAX_BYTES, "proc/1/mountinfo": TEXT_MAX_BYTES}
+                   "proc/self/mountinfo": TEXT_MAX_BYTES, "proc/1/mountinfo": TEXT_MAX_BYTES,
+                   "proc/cpuinfo": TEXT_MAX_BYTES}  # tuned matches a unit's cpuinfo_regex against it
 # filestat.json records owner and mode of the configuration copied from these trees
 STAT_TREES = ("etc/", "usr/lib/", "lib/", "run/", "var/spool/")
 
