@@ -42,6 +42,7 @@ from .modules import MODPROBE_DIRS, ModulesBoot, read_modprobe_d  # noqa: F401 -
 from .services import read_unit_state
 from .sysctl_writes import UNTOLD, ConfiguredValue, initial, replay, systemd_sysctl_order, write
 from .tuned import VM_DIRTY_VERSIONS, TunedProfile, read_tuned_main, vm_dirty_option, vm_unit_stops
+from .tuned_version import version_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -249,7 +250,7 @@ def _vm_unit(values: dict[str, ConfiguredValue], tuned: TunedProfile, writes: tu
         for version in versions:
             k, v, refused = vm_dirty_option(option, value, version)
             if version in stopped:
-                refused = f"an earlier option ended tuned {'.'.join(map(str, version))}'s [{unit}] unit"
+                refused = f"an earlier option ended tuned {version_text(version)}'s [{unit}] unit"
             elif refused is not None and vm_unit_stops(option, value, version):
                 stopped.add(version)
             if refused is not None:
@@ -263,11 +264,10 @@ def _vm_unit(values: dict[str, ConfiguredValue], tuned: TunedProfile, writes: tu
                 values[f"vm.{option}"] = kept.replace(source=f"{kept.source}; {source}: [vm] {option} = {value} "
                                                             f"writes nothing: {refusals[0]}")
             continue
+        key, v = next(e for e in effects if e is not None)
         if len(effects) == 1:
-            key, v = effects.pop() or ("", "")
             cv = _tuned_write(values, key, v, source, modifiers=False)
         else:
-            key = next(e[0] for e in effects if e is not None)
             why = tuned.version.source if tuned.version is not None else "tuned's version was not read"
             cv = ConfiguredValue(UNTOLD, f"{source}: [vm] {option} = {value}: what it writes depends on tuned's "
                                          f"version (2.24 and older drop it, 2.25 takes no N%), which is not known "

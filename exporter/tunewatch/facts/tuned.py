@@ -30,7 +30,7 @@ from .sysctl_writes import PAGE_SIZE  # getconf PAGESIZE: 4 KiB pages assumed th
 from .tuned_vars import TRUE as _TRUE
 from .tuned_vars import UNIT_CONTROL as _CONTROL  # unit.py `Unit.__init__` pops these: never plugin options
 from .tuned_vars import calls_function
-from .tuned_version import TunedVersion, read_tuned_version
+from .tuned_version import TunedVersion, read_tuned_version, version_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ def vm_dirty_option(option: str, value: str, version: tuple[int, int, int] = (2,
     A value that runs a tuned function is passed on whole: it cannot be checked here
     (facts/sysctl.py says so)."""
     if version < (2, 25):  # plugins/base.py `_get_effective_options()`: not a config option of plugin_vm
-        return option, value, (f"tuned {'.'.join(map(str, version))} has no [vm] {option} (plugin_vm.py has it "
+        return option, value, (f"tuned {version_text(version)} has no [vm] {option} (plugin_vm.py has it "
                                "from 2.25): it warns \"Unknown option\" and writes nothing")
     if version >= (2, 26) and option in _VM_PERCENT_OF and value.strip().endswith("%"):
         option, value = _VM_PERCENT_OF[option], value.strip().rstrip("%")
@@ -279,7 +279,7 @@ def vm_dirty_option(option: str, value: str, version: tuple[int, int, int] = (2,
         number = int(value)
     except ValueError:
         if vm_unit_stops(option, value, version):
-            return option, value, (f"{option} = {value!r} is not an integer (tuned {'.'.join(map(str, version))} "
+            return option, value, (f"{option} = {value!r} is not an integer (tuned {version_text(version)} "
                                    "takes N% from 2.26), and the error ends the unit")
         return option, value, f"{option} = {value!r} is not an integer"
     if option.endswith("_ratio"):

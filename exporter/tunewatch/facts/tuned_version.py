@@ -16,8 +16,6 @@ plain assignments is not read.
 
 from __future__ import annotations
 
-import fnmatch
-
 from .._lazyre import lazy
 from .._record import FrozenRecord
 from ..errors import FactError
@@ -38,8 +36,9 @@ class TunedVersion(FrozenRecord):
         self.version = version
         self.source = source
 
-    def text(self) -> str:
-        return "unknown" if self.version is None else ".".join(map(str, self.version))
+
+def version_text(version: tuple[int, int, int]) -> str:
+    return ".".join(map(str, version))
 
 
 def parse_version(text: str) -> tuple[int, int, int] | None:
@@ -62,8 +61,7 @@ def version_file_matches(fs: FS, pattern: str) -> list[str]:
     for n, part in enumerate(parts):
         last = n == len(parts) - 1
         if "*" in part:
-            found = [f"{d}/{name}" if d else name for d in found for name in fs.listdir(d)
-                     if fnmatch.fnmatchcase(name, part)]
+            found = [rel.lstrip("/") for d in found for rel in fs.glob(d, part)]  # "" is the root
         else:
             found = [f"{d}/{part}" if d else part for d in found]
         if not last:
@@ -104,7 +102,7 @@ def read_tuned_version(fs: FS, layouts: dict | None) -> TunedVersion:
     if len(versions) == 1 and not problems:
         return TunedVersion(versions.pop(), next(iter(found)))
     if len(versions) > 1:
-        said = "; ".join(f"{rel}: {'.'.join(map(str, v))}" for rel, v in found.items())
+        said = "; ".join(f"{rel}: {version_text(v)}" for rel, v in found.items())
         return TunedVersion(None, f"tuned's version: two installs disagree ({said})")
     if problems:
         return TunedVersion(None, f"tuned's version: {'; '.join(problems)}")
