@@ -38,7 +38,9 @@ _CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # XML 1.0 Char: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_AUTOFS_SPECIAL = re.compile("[\\s\"\\\\\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _PLAIN = re.compile(r"[A-Za-z0-9_.@+-]+")
+_SH_PLAIN = re.compile(r"[\w@%+=:,./-]+", re.ASCII)  # shlex.quote leaves these unquoted
 
 
 class Unexpressible(ValueError):
@@ -95,10 +97,15 @@ def no_template(value: str) -> str:
 
 
 def sh(value: object) -> str:
-    """One bash/sh word that expands to exactly `value` (single quotes)."""
-    import shlex
-
-    return shlex.quote(str(value))
+    """One bash/sh word that expands to exactly `value`: itself when it holds only
+    characters no shell treats specially, else in single quotes (shlex.quote's rule, without
+    importing shlex into every scan that shows a fix command)."""
+    word = str(value)
+    if not word:
+        return "''"
+    if _SH_PLAIN.fullmatch(word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
 def sh_words(values: Iterable[object]) -> str:
@@ -121,6 +128,27 @@ def fstab_field(value: str, what: str) -> str:
         raise Unexpressible(f"{what} {text(value)!r} cannot be written into /etc/fstab (empty, or it holds a "
                             "newline or another control byte); not automated")
     return value.replace("\\", "\\134").replace(" ", "\\040").replace("\t", "\\011")
+
+
+def autofs_field(value: str, what: str) -> str:
+    """A field of an autofs map entry (`key [-options] location`, autofs(5)) as it is: the
+    map reader (autofs modules/lookup_file.c `read_one()`) splits at blanks, a `\\` escapes
+    the next character and `"` quotes, and a control byte or newline would end the line, so
+    a value holding any of them is refused."""
+    if not value or _AUTOFS_SPECIAL.search(value):
+        raise Unexpressible(f"{what} {text(value)!r} cannot be written into an autofs map line (empty, or it holds "
+                            "a blank, a quote, a backslash or a control byte); not automated")
+    return value
+
+
+def unit_setting(value: str, what: str) -> str:
+    """A value of a systemd unit setting that expands specifiers (systemd.unit(5): `%%` is
+    `%`); a control byte or newline would end the line, and a trailing backslash would
+    continue it onto the next, so such a value is refused."""
+    if _CONTROL.search(value) or value.endswith("\\"):
+        raise Unexpressible(f"{what} {text(value)!r} cannot be written into a unit file setting (it holds a "
+                            "newline or another control byte, or ends in a backslash); not automated")
+    return value.replace("%", "%%")
 
 
 # Values goss acts on: a byte that is not UTF-8 cannot be written into YAML as itself.

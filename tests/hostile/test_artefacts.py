@@ -188,6 +188,55 @@ def test_goss_export_runs_no_canary(hosts, host, tmp_path):
     assert all((r.get("meta") or {}).get("check") for r in result["results"]), result["results"]
 
 
+# What a reader pastes from a report's `fix.command`, run as bash would: the commands tunewatch
+# names are functions that log their arguments (the sandbox stubs the others), so nothing runs.
+FIX_PROGRAMS = ("umount", "mount", "mv", "ip", "az", "set_irq_affinity_cpulist.sh")
+
+
+def _fix_commands(report: dict) -> list[str]:
+    return [o["fix"]["command"] for c in report["results"] for o in c.get("objects", [])
+            if (o.get("fix") or {}).get("command")]
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_report_fix_commands_keep_names_as_one_word(hosts, host, tmp_path):
+    """Every `fix.command` of the JSON report, pasted into bash, runs no canary and no reboot,
+    and each hostile interface name or mount point it holds arrives as one argument, byte
+    for byte (escape.sh): a mount point `/sas$(id>x);reboot` or an interface `a;reboot` is
+    a word of the command, never a second command."""
+    _sandboxed()
+    root, profile = hosts[host], HOSTS[host]
+    done = tunewatch("scan", "--root", str(root), "--profile", profile, "--format", "json")
+    assert done.returncode in (0, 2), done.stderr.decode(errors="replace")
+    report = json.loads(done.stdout)
+    commands = _fix_commands(report)
+    assert commands, "the hostile snapshot has failing objects with fix commands"
+    named = {os.fsencode(o["object"]) for c in report["results"] for o in c.get("objects", [])}
+    hostile = {n for n in named if re.search(rb"[^\w@%+=:,./-]", n)}  # what escape.sh quotes
+    work = tmp_path / "w"
+    work.mkdir()
+    log = f"{sandbox.INSIDE}/calls.log"
+    body = [f'{name}() {{ printf "%s\\0" {name} "$@" >> {log}; printf "\\n" >> {log}; }}' for name in FIX_PROGRAMS]
+    (work / "fixes.sh").write_bytes(("\n".join(body) + "\n").encode()
+                                    + b"".join(os.fsencode(cmd) + b"\n" for cmd in commands) + b"echo fixes-done\n")
+    run = sandbox.run(work, "bash /mnt/w/fixes.sh")
+    _assert_clean(run, host)
+    assert "fixes-done" in run["out"], run["out"][-3000:]
+    calls = run["calls"]  # the functions' and the stubs' (ethtool, systemctl, sysctl, tuned-adm)
+    logged = [cmd for cmd in commands if cmd.split(" ", 1)[0] in FIX_PROGRAMS + sandbox.STUBS]
+    assert len(calls) >= len(logged), (calls, commands)  # none was cut short or swallowed by another
+    for name in hostile:
+        mentioned = [cmd for cmd in commands if sandbox_quoted(name) in os.fsencode(cmd)]
+        if mentioned:  # a command that names it passed it whole to the program it runs
+            assert any(name in call[1:] for call in calls), (name, mentioned, calls)
+
+
+def sandbox_quoted(name: bytes) -> bytes:
+    """`name` as escape.sh writes it into a command."""
+    from tunewatch._escape import sh
+    return os.fsencode(sh(os.fsdecode(name)))
+
+
 def test_serve_keeps_scan_success_on_hostile_names(hosts, tmp_path):
     """`serve` on the snapshot whose interface name is not UTF-8: /metrics answers, every
     label value is UTF-8, promtool accepts it and tunewatch_scan_success is 1."""

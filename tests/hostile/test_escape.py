@@ -47,6 +47,28 @@ def test_refusals_name_the_value_and_the_place():
     assert escape.plain_name("enP30832s1", "interface name", "x") == "enP30832s1"
 
 
+@pytest.mark.parametrize("name", NAMES + ["eth0", "sas\\x2ddata.mount", "net.ipv4.tcp_rmem=4096 87380 16777216"])
+def test_sh_quotes_as_shlex_does(name):
+    """escape.sh is shlex.quote's rule without importing shlex: the same word for every name."""
+    import shlex
+    assert escape.sh(name) == shlex.quote(name)
+
+
+def test_autofs_and_unit_setting_fields():
+    # autofs map entries: `*` and `&` are the map's own syntax and stay; a blank, a quote, a
+    # backslash (lookup_file.c read_one() gives both meanings) or a control byte is refused
+    assert escape.autofs_field("*", "key") == "*"
+    assert escape.autofs_field("10.0.2.4:/vol/&", "location") == "10.0.2.4:/vol/&"
+    for bad in ("sas data", 'sas"data', "sas\\data", "sas\ndata", "sas\x1bdata", ""):
+        with pytest.raises(escape.Unexpressible, match="autofs map line"):
+            escape.autofs_field(bad, "key")
+    # a .mount unit's Options=: specifiers expand there (systemd.mount(5): write `%%`)
+    assert escape.unit_setting("rw,context=%h", "options") == "rw,context=%%h"
+    for bad in ("rw\nWhat=/dev/sdz1", "rw,x\\"):
+        with pytest.raises(escape.Unexpressible, match="unit file setting"):
+            escape.unit_setting(bad, "options")
+
+
 def test_goss_yaml_round_trips_without_template_actions():
     data = {"file": {"/etc/{{ x }}": {"title": "{{ lookup('pipe','reboot') }} {{{ }}", "meta": {"o": "a\nb"}}}}
     text = escape.goss_yaml(data)

@@ -5,6 +5,7 @@ No VF at all is fixed on the Azure side; a VF that is there but down is fixed in
 
 from __future__ import annotations
 
+from .._escape import sh
 from ..results import FAIL, PASS, Fix, ObjectResult
 from .base import Target
 
@@ -44,7 +45,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                                         f"{iface.name} is accelerated by {','.join(vfs)}"))
         elif present:
             # Azure gave the VF; the guest took it down. Enabling AN again changes nothing.
-            command = f"ip link set {present[0]} up"
+            command = f"ip link set {sh(present[0])} up"
             results.append(ObjectResult(iface.name, FAIL, "VF present", f"{present[0]} down",
                                         f"{iface.name}'s Accelerated Networking VF {present[0]} is down, so traffic "
                                         f"stays on the synthetic path: {command}",

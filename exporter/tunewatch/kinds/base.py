@@ -100,3 +100,28 @@ def fstab_fix(spec: str, mount_point: str, vfstype: str, options: str, freq: obj
     except Unexpressible as e:
         return Fix(file="/etc/fstab", note=f"{e}: edit the line by hand")
     return Fix(file="/etc/fstab", change=f"{' '.join(fields)} {freq} {passno}")
+
+
+def mount_unit_fix(file: str, options: str) -> Fix:
+    """The [Mount] Options= a `.mount` unit needs; `%` written `%%`, as the unit parser
+    expands specifiers in Options= (systemd.mount(5))."""
+    from .._escape import Unexpressible, unit_setting
+
+    try:
+        return Fix(file=file, change=f"[Mount]\nOptions={unit_setting(options, 'options')}",
+                   note="then systemctl daemon-reload")
+    except Unexpressible as e:
+        return Fix(file=file, note=f"{e}: edit Options= by hand")
+
+
+def autofs_fix(file: str, key: str, options: str, location: str, note: str | None = None) -> Fix:
+    """The autofs map entry `key -options location`, each field as the map has it; a field
+    the map could not hold as one (escape.autofs_field) gets no line, only why."""
+    from .._escape import Unexpressible, autofs_field
+
+    try:
+        fields = [autofs_field(value, what) for value, what in ((key, "key"), (options, "options"),
+                                                               (location, "location"))]
+    except Unexpressible as e:
+        return Fix(file=file, note=f"{e}: edit the entry by hand")
+    return Fix(file=file, change=f"{fields[0]} -{fields[1]} {fields[2]}", note=note)

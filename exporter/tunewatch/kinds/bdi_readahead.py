@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._escape import sh
 from ..results import ERROR, FAIL, PASS, Fix, ObjectResult, Setting
 from .base import Target, per_object
 
@@ -22,7 +23,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if value == wanted:
             return ObjectResult(mount.mount_point, PASS, str(wanted), str(value),
                                 f"{mount.mount_point} (bdi {bdi}) reads ahead {value} KiB", setting)
-        command = f"echo {wanted} > /sys/class/bdi/{bdi}/read_ahead_kb"
+        command = f"echo {wanted} > {sh(f'/sys/class/bdi/{bdi}/read_ahead_kb')}"
         return ObjectResult(mount.mount_point, FAIL, str(wanted), str(value),
                             f"{mount.mount_point} (bdi {bdi}) reads ahead {value} KiB, want {wanted}: {command}",
                             setting, fix=Fix(command=command))

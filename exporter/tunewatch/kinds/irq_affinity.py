@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from .._escape import sh
 from ..parsers.cpulist import format_cpulist
 from ..results import FAIL, NOTAPPLICABLE, PASS, Fix, IrqPlacement, ObjectResult
 from .base import Target, per_object
@@ -30,7 +31,7 @@ def pin_fix(allowed: frozenset[int], node: int, nic: str) -> Fix:
     if not allowed:
         return no_cpu_fix(node)
     cpus = format_cpulist(allowed)
-    return Fix(command=f"set_irq_affinity_cpulist.sh {cpus} {nic}", note=SCRIPT_NOTE.format(cpus=cpus, nic=nic))
+    return Fix(command=f"set_irq_affinity_cpulist.sh {cpus} {sh(nic)}", note=SCRIPT_NOTE.format(cpus=cpus, nic=nic))
 
 
 def evaluate(t: Target) -> list[ObjectResult]:

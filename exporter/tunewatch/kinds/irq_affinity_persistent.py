@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from .._escape import Unexpressible, plain_name
 from ..errors import FactError, ParseError
 from ..facts import nm_dispatch, readd
 from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult
@@ -204,7 +205,13 @@ def _after_readd(iface: Interface, again: list[str], balancer: bool | None, kern
 
 def _fix(iface: Interface) -> Fix:
     # the rule `tunewatch remediate` writes (remediate/nic.py `_irq_udev_rules()`); CPULIST
-    # is the runtime check's allowed CPUs, which this kind does not know
+    # is the runtime check's allowed CPUs, which this kind does not know. udev(7) has no
+    # quoting inside a match value: a driver name that needs it gets no rule (plain_name)
+    try:
+        plain_name(iface.driver or "", "driver name", "a udev rule")
+    except Unexpressible as e:
+        return Fix(note=f"{e}: a NetworkManager dispatcher script or an enabled systemd unit that pins "
+                        f"{iface.name}'s IRQs")
     return Fix(file=f"/etc/udev/rules.d/99-tunewatch-irq-affinity-{iface.driver}.rules",
                change=f'ACTION=="add", SUBSYSTEM=="net", DRIVERS=="{iface.driver}", '
                       f'RUN+="/usr/local/sbin/tunewatch_set_irq_affinity_cpulist.sh CPULIST %k"',

@@ -10,8 +10,9 @@ and default tables in the check's content before comparing. Values are compared 
 
 from __future__ import annotations
 
+from .._escape import sh
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
-from .base import OncePerObject, Target, fstab_fix, per_object
+from .base import OncePerObject, Target, autofs_fix, fstab_fix, mount_unit_fix, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,9 +139,9 @@ def _fix(bm: BootMount, pairs: Iterable[tuple[str, str | None]], wanted: list[st
         e = bm.fstab
         return fstab_fix(e.spec, e.file, e.vfstype, _merged(e.options, wanted, v), e.freq, e.passno)
     if bm.fix_file.endswith(".mount"):
-        return Fix(file=bm.fix_file, change=f"[Mount]\nOptions={merged}", note="then systemctl daemon-reload")
-    return Fix(file=bm.fix_file, change=f"{bm.map_key} -{merged} {bm.spec}",
-               note="the entry's options (and the master map line's, which autofs appends) as mount gets them")
+        return mount_unit_fix(bm.fix_file, merged)
+    return autofs_fix(bm.fix_file, bm.map_key, merged, bm.spec,
+                      "the entry's options (and the master map line's, which autofs appends) as mount gets them")
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
@@ -193,7 +194,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                 return ObjectResult(mount.mount_point, FAIL, ",".join(wanted), "not mounted at boot",
                                     f"{mount.mount_point} is configured in {bm.source}, but {bm.problem}",
                                     predicted=UNKNOWN, source=f"never applied: {bm.problem}",
-                                    fix=Fix(command=f"systemctl enable {bm.enable}") if bm.enable else
+                                    fix=Fix(command=f"systemctl enable {sh(bm.enable)}") if bm.enable else
                                     _fix(bm, pairs, wanted, t.vars))
         else:
             pairs, where = mount.mount_options + mount.super_options, "mountinfo"
@@ -202,7 +203,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         predicted, source = (actual, f"configured by {where}") if configured else (None, None)
         if problems:
             fix = (_fix(bm, pairs, wanted, t.vars) if bm is not None else
-                   Fix(command=f"umount {mount.mount_point} && mount {mount.mount_point}",
+                   Fix(command=f"umount {sh(mount.mount_point)} && mount {sh(mount.mount_point)}",
                        note="mount reads the options from /etc/fstab: fix its line first (nfs-mount-options-persistent)"))  # noqa: E501 - a message
             return ObjectResult(mount.mount_point, FAIL, want, "; ".join(problems),
                                 f"{mount.mount_point} ({where}): {'; '.join(problems)}"

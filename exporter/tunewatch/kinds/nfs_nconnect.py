@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
+from .._escape import sh
 from ..parsers._text import option_value
 from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
-from .base import OncePerObject, Target, as_number, fstab_fix, per_object
+from .base import OncePerObject, Target, as_number, autofs_fix, fstab_fix, mount_unit_fix, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,8 +56,8 @@ def _fix(bm: BootMount, wanted: int) -> Fix:
         e = bm.fstab
         return fstab_fix(e.spec, e.file, e.vfstype, ",".join(opts), e.freq, e.passno)
     if bm.fix_file.endswith(".mount"):
-        return Fix(file=bm.fix_file, change=f"[Mount]\nOptions={','.join(opts)}", note="then systemctl daemon-reload")
-    return Fix(file=bm.fix_file, change=f"{bm.map_key} -{','.join(opts)} {bm.spec}")
+        return mount_unit_fix(bm.fix_file, ",".join(opts))
+    return autofs_fix(bm.fix_file, bm.map_key, ",".join(opts), bm.spec)
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
@@ -96,7 +97,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
                 return ObjectResult(mount.mount_point, FAIL, want, "not mounted at boot",
                                     f"{mount.mount_point} is configured in {bm.source}, but {bm.problem}",
                                     predicted=UNKNOWN, source=f"never applied: {bm.problem}",
-                                    fix=Fix(command=f"systemctl enable {bm.enable}") if bm.enable else _fix(bm, wanted))
+                                    fix=(Fix(command=f"systemctl enable {sh(bm.enable)}") if bm.enable else
+                                         _fix(bm, wanted)))
             value = configured(bm.options)
             where = bm.where
             if value:
@@ -114,7 +116,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if bm is not None:
             fix = _fix(bm, wanted)
         else:
-            fix = Fix(command=f"umount {mount.mount_point} && mount -o nconnect={wanted} {mount.mount_point}",
+            fix = Fix(command=f"umount {sh(mount.mount_point)} && mount -o nconnect={wanted} {sh(mount.mount_point)}",
                       note="nconnect is set when the first mount of a server connects; add it to /etc/fstab too")
         return ObjectResult(mount.mount_point, FAIL, want, shown,
                             f"{mount.mount_point} has {shown} ({where}); add nconnect={wanted} to its fstab "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._escape import sh
 from ..results import ERROR, FAIL, PASS, Fix, ObjectResult, Setting
 from .base import Target, per_object
 
@@ -30,7 +31,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         if count <= limit:
             return ObjectResult(iface.name, PASS, f"<= {limit}", str(count),
                                 f"{iface.name} has {count} {kind} queues (limit {limit}: {why})", settings)
-        command = f"ethtool -L {iface.name} {kind} {limit}"
+        command = f"ethtool -L {sh(iface.name)} {kind} {limit}"
         return ObjectResult(iface.name, FAIL, f"<= {limit}", str(count),
                             f"{iface.name} has {count} {kind} queues; at most {limit} ({why}): {command}",
                             settings, fix=Fix(command=command))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._escape import sh
 from ..results import ERROR, FAIL, PASS, Fix, ObjectResult, Setting
 from .base import Target, as_number, per_object
 
@@ -45,7 +46,8 @@ def evaluate(t: Target) -> list[ObjectResult]:
                     for k, v in expected.items() if as_number(v) is not None and not isinstance(v, bool)]
         if not wrong:
             return ObjectResult(iface.name, PASS, want, have, f"{iface.name}: {have}", settings)
-        command = f"ethtool {_CLI[section]} {iface.name} " + " ".join(f"{k} {_show(expected[k])}" for k in wrong)
+        command = f"ethtool {_CLI[section]} {sh(iface.name)} " + " ".join(f"{k} {sh(_show(expected[k]))}"
+                                                                        for k in wrong)
         return ObjectResult(iface.name, FAIL, want, have,
                             f"{iface.name}: " + ", ".join(f"{k} is {_show(v)}" for k, v in wrong.items())
                             + f"; run: {command}", settings, fix=Fix(command=command))

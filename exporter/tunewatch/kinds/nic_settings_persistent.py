@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from .._escape import Unexpressible, plain_name, sh
 from ..errors import FactError, ParseError
 from ..facts import readd
 from ..results import FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, error_result
@@ -96,12 +97,21 @@ def _fix(iface: Interface, required: dict, missing_keys: list[str], unmanaged: s
     for key, value in wanted.items():
         section, name = key.split(".", 1)
         by_option.setdefault(_OPTION[section], []).extend([name, _target_value(value)])
-    command = " && ".join(f"ethtool {opt} {iface.name} {' '.join(words)}" for opt, words in by_option.items())
+    command = " && ".join(f"ethtool {opt} {sh(iface.name)} {' '.join(map(sh, words))}"
+                          for opt, words in by_option.items())
     if unmanaged and iface.driver:
         runs = ", ".join(f'RUN+="/usr/sbin/ethtool {opt} $name {" ".join(words)}"' for opt, words in by_option.items())
-        # as remediate/nic.py `_ethtool_udev_rule()`: a VF by its driver (its name changes), another NIC by name
-        name, match, link = ((iface.driver, f'DRIVERS=="{iface.driver}"', f"Driver={iface.driver}") if iface.master
-                             else (iface.name, f'KERNEL=="{iface.name}"', f"OriginalName={iface.name}"))
+        # as remediate/nic.py `_ethtool_udev_rule()`: a VF by its driver (its name changes), another NIC by name;
+        # udev(7) has no quoting inside a match value, so a name that needs it gets no rule (plain_name)
+        try:
+            name, match, link = ((plain_name(iface.driver, "driver name", "a udev rule"), f'DRIVERS=="{iface.driver}"',
+                                  f"Driver={iface.driver}") if iface.master else
+                                 (plain_name(iface.name, "interface name", "a udev rule"), f'KERNEL=="{iface.name}"',
+                                  f"OriginalName={iface.name}"))
+        except Unexpressible as e:
+            return Fix(command=command, note=f"{unmanaged}, so no NetworkManager keyfile or dispatcher script ever "
+                                             f"runs for it, and {e}: a systemd .link file matching its driver or "
+                                             "MAC address applies it at boot and whenever the device is added again")
         return Fix(command=command, file=f"/etc/udev/rules.d/99-tunewatch-ethtool-{name}.rules",
                    change=f'ACTION=="add", SUBSYSTEM=="net", {match}, {runs}',
                    note=f"{unmanaged}, so no NetworkManager keyfile or dispatcher script ever runs for {iface.name}: "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from .._escape import sh
 from ..results import FAIL, PASS, Fix, ObjectResult
 from .base import Target
 
@@ -37,7 +38,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
              f"{', '.join(others[:5])}") if others else ""
     if pids:
         shown = _pids(pids)
-        command = f"systemctl stop {name}"
+        command = f"systemctl stop {sh(name)}"
         return [ObjectResult(name, FAIL, "not running", f"running (pid {shown})",
                              f"{name} is running (pid {shown}); stop it: {command}{other}",
                              fix=Fix(command=command,

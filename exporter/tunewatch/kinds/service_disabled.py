@@ -6,6 +6,7 @@ Judged on the unit tree the next boot reads (facts/services.py): a mask only in
 
 from __future__ import annotations
 
+from .._escape import sh
 from ..results import FAIL, PASS, Fix, ObjectResult
 from .base import Target
 
@@ -44,7 +45,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
         extra = f"; also {runtime}" if runtime else ""
         return [ObjectResult(unit, PASS, expected, state.state, f"{unit} is {shown} at the next boot{extra}", **boot)]
     verb = "mask" if allowed == ["masked"] else "disable"
-    fix = Fix(command=f"systemctl {verb} {unit}" if runtime else f"systemctl {verb} --now {unit}")
+    fix = Fix(command=f"systemctl {verb} {sh(unit)}" if runtime else f"systemctl {verb} --now {sh(unit)}")
     if runtime:
         return [ObjectResult(unit, FAIL, expected, f"{state.state} at boot, {runtime}",
                              f"{unit} is {runtime}: at the next boot it is {state.state} (wanted by {wants}) again; "

@@ -7,6 +7,7 @@ the wanted value, and names each one's value and source when they differ.
 
 from __future__ import annotations
 
+from .._escape import sh
 from ..errors import FactError, ParseError
 from ..facts.sysctl_writes import other_form
 from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, Setting
@@ -53,9 +54,9 @@ def _runtime(t: Target, key: str, expected: Any) -> ObjectResult:
     setting = [Setting(key, as_number(actual), as_number(expected))]
     if _same(actual, expected):
         return ObjectResult(key, PASS, str(expected), actual, f"{key} = {actual} (runtime)", setting)
+    command = f"sysctl -w {sh(f'{key}={expected}')}"
     return ObjectResult(key, FAIL, str(expected), actual,
-                        f"{key} is {actual}, want {expected}: sysctl -w {key}={expected}", setting,
-                        fix=Fix(command=f"sysctl -w {key}={expected}"))
+                        f"{key} is {actual}, want {expected}: {command}", setting, fix=Fix(command=command))
 
 
 def _origin(value: ConfiguredValue) -> str:

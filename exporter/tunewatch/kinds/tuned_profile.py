@@ -3,6 +3,7 @@ tuned.service starts at boot to apply it (etc/tuned/active_profile alone applies
 
 from __future__ import annotations
 
+from .._escape import sh
 from ..results import FAIL, PASS, Fix, ObjectResult
 from .base import Target
 
@@ -21,13 +22,13 @@ def _move(t: Target, active: TunedProfile) -> Fix | None:
     fs = t.facts.fs
     for d in ("etc/tuned", "etc/tuned/profiles"):
         if d not in active.dirs and fs.exists(f"{d}/{name}/tuned.conf"):
-            return Fix(command=f"mv /{d}/{name} /{active.dirs[-1]}/")
+            return Fix(command=f"mv {sh(f'/{d}/{name}')} {sh(f'/{active.dirs[-1]}/')}")
     return None
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
     wanted = t.vars["profile"]
-    select = Fix(command=f"tuned-adm profile {wanted}")
+    select = Fix(command=f"tuned-adm profile {sh(wanted)}")
     active = t.facts.tuned
     if active is None:
         return [ObjectResult("tuned", FAIL, wanted, "no active profile",
