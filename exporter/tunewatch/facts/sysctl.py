@@ -60,14 +60,19 @@ TUNED_REAPPLY_DIRS = ("etc/sysctl.d",)
 
 
 class Consumer(FrozenRecord):
-    """One program that sets sysctls at boot and the value of each key after it ran."""
-    __slots__ = ("name", "values")
+    """One program that sets sysctls at boot and the value of each key after it ran;
+    `dropped`: a key a line of its configuration names but that it writes nothing to, and
+    why (tuned 2.22 dropping a [vm] dirty_bytes line), so a key nothing sets still names
+    the line an admin expects to set it."""
+    __slots__ = ("name", "values", "dropped")
     name: str
     values: dict[str, ConfiguredValue]
+    dropped: dict[str, str]
 
-    def __init__(self, name: str, values: dict[str, ConfiguredValue]):
+    def __init__(self, name: str, values: dict[str, ConfiguredValue], dropped: dict[str, str] | None = None):
         self.name = name
         self.values = values
+        self.dropped = {} if dropped is None else dropped
 
 
 class LateModule(FrozenRecord):
@@ -196,7 +201,7 @@ def _tuned_runs(fs: FS, tuned: TunedProfile | None) -> bool:
 
 
 def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, ConfiguredValue],
-                  conf_is_file: bool) -> tuple[dict[str, ConfiguredValue], str]:
+                  conf_is_file: bool, dropped: dict[str, str]) -> tuple[dict[str, ConfiguredValue], str]:
     """tuned's units in the order it applies them (facts/tuned.py): a [sysctl] unit writes its
     options, then, with reapply_sysctl, etc/sysctl.d and etc/sysctl.conf again
     (plugin_sysctl.py `_instance_apply_static()`); a [vm] unit writes vm.dirty_* unless the
@@ -207,7 +212,7 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
     for kind, writes, unit in tuned.steps:
         before, values = values, dict(values)
         if kind == "vm":
-            _vm_unit(values, tuned, writes, unit)
+            _vm_unit(values, tuned, writes, unit, dropped)
         for k, v, f in writes if kind == "sysctl" else ():
             cv = _tuned_write(values, k, v, f"tuned profile {tuned.name} ({f})", modifiers=True)
             if cv is not None:
@@ -235,11 +240,12 @@ def _either(skipped: dict[str, ConfiguredValue], started: dict[str, ConfiguredVa
 
 
 def _vm_unit(values: dict[str, ConfiguredValue], tuned: TunedProfile, writes: tuple[tuple[str, str, str], ...],
-             unit: str) -> None:
+             unit: str, dropped: dict[str, str]) -> None:
     """The writes of one [vm] unit's dirty_* options (in the plugin's order), as the installed
     tuned makes them (facts/tuned_version.py, facts/tuned.vm_dirty_option). When its version
     is not known here and the versions that take an option differently would not leave the
-    same value, that write cannot be told."""
+    same value, that write cannot be told. A line the installed tuned refuses is named where
+    the key's value comes from: beside the value it keeps, or in `dropped` when none."""
     known = tuned.version.version if tuned.version is not None else None
     versions = (known,) if known is not None else VM_DIRTY_VERSIONS
     stopped: set[tuple[int, int, int]] = set()  # versions whose unit ended at an earlier option
@@ -259,10 +265,13 @@ def _vm_unit(values: dict[str, ConfiguredValue], tuned: TunedProfile, writes: tu
             else:  # plugin_vm's "Not setting option ..., already set" writes nothing either
                 effects.add(None if _same_now(values, f"vm.{k}", v) else (f"vm.{k}", v))
         if effects == {None}:
-            kept = values.get(f"vm.{option}")
-            if kept is not None and len(refusals) == len(versions) == 1:  # the admin's line, and why it is not written
-                values[f"vm.{option}"] = kept.replace(source=f"{kept.source}; {source}: [vm] {option} = {value} "
-                                                            f"writes nothing: {refusals[0]}")
+            if len(refusals) == len(versions) == 1:  # the admin's line, and why it is not written
+                why = f"{source}: [vm] {option} = {value} writes nothing: {refusals[0]}"
+                kept = values.get(f"vm.{option}")
+                if kept is not None:
+                    values[f"vm.{option}"] = kept.replace(source=f"{kept.source}; {why}")
+                else:
+                    dropped[f"vm.{option}"] = why
             continue
         key, v = next(e for e in effects if e is not None)
         if len(effects) == 1:
@@ -359,8 +368,9 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     if not read_unit_state(fs, "systemd-sysctl.service").masked:
         consumers.append(Consumer("systemd-sysctl", after_systemd))
     if tuned is not None and _tuned_runs(fs, tuned):
-        values, name = _tuned_values(files, fs, tuned, after_systemd, conf_is_file)
-        consumers.append(Consumer(name, values))
+        dropped: dict[str, str] = {}
+        values, name = _tuned_values(files, fs, tuned, after_systemd, conf_is_file, dropped)
+        consumers.append(Consumer(name, values, dropped))
     if saptune is not None:  # saptune.service: After=systemd-sysctl.service tuned.service
         base = consumers[-1].values if consumers else options
         writes, skipped = saptune

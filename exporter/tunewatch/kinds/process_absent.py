@@ -43,7 +43,7 @@ def evaluate(t: Target) -> list[ObjectResult]:
                              f"{name} is running (pid {shown}); stop it: {command}{other}",
                              fix=Fix(command=command,
                                      note=f"stops the {name} unit now; where no unit of that name started it, "
-                                          f"pkill -x {name}. Keeping it off after the next boot is the "
+                                          f"pkill -x {sh(name)}. Keeping it off after the next boot is the "
                                           "service's own check (systemctl disable/mask)"))]
     actual = "not running" + (f" ({len(others)} impostor(s) named {name})" if others else "")
     return [ObjectResult(name, PASS, "not running", actual, f"no {name} process runs{other}")]

@@ -7,7 +7,7 @@ the wanted value, and names each one's value and source when they differ.
 
 from __future__ import annotations
 
-from .._escape import sh
+from .._escape import sh, sh_words
 from ..errors import FactError, ParseError
 from ..facts.sysctl_writes import other_form
 from ..results import ERROR, FAIL, PASS, UNKNOWN, AfterReadd, Fix, ObjectResult, Setting
@@ -118,6 +118,9 @@ def _unset_boot(t: Target, boot: BootSysctl, key: str, expected: Any, setting: l
         never = (f"{in_conf.source} is read by systemd-sysctl only through a sysctl.d link "
                  "(99-sysctl.conf -> ../sysctl.conf), and there is none")
         hint = f"; {in_conf.source} sets {in_conf.value} but {never}"
+    dropped = None if never else next((c.dropped[key] for c in boot.consumers if key in c.dropped), None)
+    if dropped is not None:  # the admin's tuned line this tuned version writes nothing for
+        never, hint = dropped, f"; {dropped}"
     default = _default(t, boot, key)
     predicted = default.value if default else UNKNOWN
     setting[0].observed = as_number(predicted)
@@ -131,7 +134,9 @@ def _unset_boot(t: Target, boot: BootSysctl, key: str, expected: Any, setting: l
                   f"={expected}", note=f"or load {late.module} before systemd-sysctl: add '{late.module}' to "
                   f"/etc/modules-load.d/{late.module}.conf (a sysctl.d file then sets it)")
     else:
-        fix = Fix(file=SYSCTL_FILE, change=f"{key} = {expected}")
+        fix = Fix(file=SYSCTL_FILE, change=f"{key} = {expected}",
+                  note=f"or {key} = {expected} in the tuned profile's [sysctl] section: this tuned's [vm] unit does "
+                       "not write it" if dropped else None)
     return ObjectResult(key, FAIL, str(expected), predicted,
                         f"{key} is not configured for boot{hint}: {back}; "
                         + (f"set it with {fix.file}: {fix.change}" if late else
@@ -234,10 +239,10 @@ def _vm_unit_fix(t: Target, key: str, expected: Any, zeroing: ConfiguredValue | 
            "merges last")
     if last_file and last_file.startswith(mine.rstrip("/") + "/"):
         return Fix(file=f"/{last_file}", change=body,
-                   note=f"{why} (its [{unit}] section); then tuned-adm profile {' '.join(names)}")
+                   note=f"{why} (its [{unit}] section); then tuned-adm profile {sh_words(names)}")
     child = f"{names[-1]}-tunewatch"
     return Fix(file=f"/{mine}/{child}/tuned.conf", change=f"[main]\ninclude={names[-1]}\n\n{body}",
-               note=f"{why}; then tuned-adm profile {' '.join([*names[:-1], child])}")
+               note=f"{why}; then tuned-adm profile {sh_words([*names[:-1], child])}")
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
