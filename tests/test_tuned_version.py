@@ -97,15 +97,19 @@ def test_collect_copies_the_version_file(tmp_path):
     assert "AMD EPYC" in (out / "proc/cpuinfo").read_text()  # a unit's cpuinfo_regex is matched against it
 
 
-def test_a_refused_option_says_so_beside_the_value_that_stays():
-    """The pass of tuned_2_25_refuses_percent_dirty_bytes names the [vm] line that wrote nothing and why."""
+def _persistent_object(scenario: str, key: str):
+    """`key`'s object of vm-dirty-settings-persistent on a sysctl scenario's root."""
     from tunewatch.scan import engine
-    root = os.path.join(os.path.dirname(__file__), "scenarios", "sysctl", "tuned_2_25_refuses_percent_dirty_bytes.pass",
-                        "root")
+    root = os.path.join(os.path.dirname(__file__), "scenarios", "sysctl", scenario, "root")
     content = Content()
     result = engine.scan(content, content.resolve("azure-sas-grid-anf"), root)
     check = next(r for r in result.results if r.check == "vm-dirty-settings-persistent")
-    dirty = next(o for o in check.objects if o.object == "vm.dirty_bytes")
+    return next(o for o in check.objects if o.object == key)
+
+
+def test_a_refused_option_says_so_beside_the_value_that_stays():
+    """The pass of tuned_2_25_refuses_percent_dirty_bytes names the [vm] line that wrote nothing and why."""
+    dirty = _persistent_object("tuned_2_25_refuses_percent_dirty_bytes.pass", "vm.dirty_bytes")
     assert (dirty.status, dirty.predicted) == ("pass", "31457280")
     assert dirty.source.startswith("configured by etc/sysctl.d/90-sas.conf:2; ")
     assert "[vm] dirty_bytes = 40% writes nothing" in dirty.source and "tuned 2.25.0 takes N% from 2.26" in dirty.source
@@ -115,17 +119,11 @@ def test_a_dropped_option_nothing_else_sets_is_named_where_the_value_comes_from(
     """tuned_2_22_drops_vm_dirty_bytes: nothing sets vm.dirty_bytes at boot, and the source
     names the admin's [vm] line that tuned 2.22 drops, not only the kernel default; the fix
     says where else the value can go."""
-    from tunewatch.scan import engine
-    root = os.path.join(os.path.dirname(__file__), "scenarios", "sysctl", "tuned_2_22_drops_vm_dirty_bytes.fail",
-                        "root")
-    content = Content()
-    result = engine.scan(content, content.resolve("azure-sas-grid-anf"), root)
-    check = next(r for r in result.results if r.check == "vm-dirty-settings-persistent")
-    dirty = next(o for o in check.objects if o.object == "vm.dirty_bytes")
+    dirty = _persistent_object("tuned_2_22_drops_vm_dirty_bytes.fail", "vm.dirty_bytes")
     assert (dirty.status, dirty.predicted) == ("fail", "0")
     assert dirty.source.startswith("never applied: tuned profile sas-performance (etc/tuned/sas-performance/tuned.conf):"
                                    " [vm] dirty_bytes = 31457280 writes nothing: tuned 2.22.0 has no [vm] dirty_bytes")
     assert dirty.fix.change == "vm.dirty_bytes = 31457280" and "[sysctl]" in dirty.fix.note
     # a key the profile's [vm] unit never names keeps the plain kernel-default source
-    other = next(o for o in check.objects if o.object == "vm.dirty_expire_centisecs")
+    other = _persistent_object("tuned_2_22_drops_vm_dirty_bytes.fail", "vm.dirty_expire_centisecs")
     assert "writes nothing" not in (other.source or "")
