@@ -152,6 +152,7 @@ def test_uname_regex_takes_the_variables(tmp_path, pattern, applied):
     (tmp_path / "proc/sys/kernel").mkdir(parents=True)
     (tmp_path / "proc/sys/kernel/hostname").write_text("sas01\n")
     (tmp_path / "proc/sys/kernel/osrelease").write_text("5.14.0-427.el9.x86_64\n")
+    (tmp_path / "proc/sys/kernel/version").write_text(RHEL94_VERSION)
     profile = read_active_tuned(FS(str(tmp_path)), Content().defaults.layouts["tuned"])
     assert profile is not None and ("sysctl" in profile.applied) is applied
     assert ("vm.swappiness" in profile.sysctl) is applied
@@ -231,7 +232,12 @@ def test_remediate_leaves_a_vm_unit_zeroing_to_the_admin():
     assert "drop=dirty_ratio" in mine[0].summary
 
 
-def _selection_root(tmp_path, units: str, main: str = "", cpuinfo: str | None = None):
+RHEL94_VERSION = "#1 SMP PREEMPT_DYNAMIC Wed Apr 10 10:29:16 EDT 2024\n"  # proc/sys/kernel/version of 5.14.0-427
+
+
+def _selection_root(tmp_path, units: str, main: str = "", cpuinfo: str | None = None,
+                    release: str = "5.14.0-427.el9.x86_64\n", version: str | None = RHEL94_VERSION,
+                    arch: str | None = None):
     from tunewatch.content.catalog import Content
     from tunewatch.facts.tuned import read_active_tuned
     (tmp_path / "etc/tuned/p").mkdir(parents=True)
@@ -240,7 +246,11 @@ def _selection_root(tmp_path, units: str, main: str = "", cpuinfo: str | None = 
     (tmp_path / "etc/tuned/p/tuned.conf").write_text(units)
     (tmp_path / "proc/sys/kernel").mkdir(parents=True)
     (tmp_path / "proc/sys/kernel/hostname").write_text("sas01\n")
-    (tmp_path / "proc/sys/kernel/osrelease").write_text("5.14.0-427.el9.x86_64\n")
+    (tmp_path / "proc/sys/kernel/osrelease").write_text(release)
+    if version is not None:
+        (tmp_path / "proc/sys/kernel/version").write_text(version)
+    if arch is not None:
+        (tmp_path / "proc/sys/kernel/arch").write_text(arch)
     if cpuinfo is not None:
         (tmp_path / "proc/cpuinfo").write_text(cpuinfo)
     return read_active_tuned(FS(str(tmp_path)), Content().defaults.layouts["tuned"])
@@ -272,3 +282,31 @@ def test_a_unit_the_uname_rules_out_needs_no_cpuinfo(tmp_path):
     assert not (tmp_path / "a/proc/cpuinfo").exists()
     arm = _selection_root(tmp_path / "b", units, "uname_string = aarch64\n", "model name\t: AMD\n")
     assert arm.applied == ("sysctl.amd",)
+
+
+def test_the_uname_is_os_uname_of_the_root_kernel(tmp_path):
+    """units/manager.py matches uname_regex against `" ".join(os.uname())`: on the live root
+    the five proc/sys/kernel fields (and this process's machine on a kernel without
+    kernel.arch) give exactly that string."""
+    import os
+
+    from tunewatch.facts.tuned import _uname
+    assert _uname(FS("/")) == (" ".join(os.uname()), "")
+
+
+def test_a_uname_regex_on_the_machine_is_known_only_where_the_machine_is(tmp_path):
+    """`uname_regex=x86_64`: Ubuntu's release names no machine, so a snapshot of a kernel
+    before 6.1 (no kernel.arch) cannot tell whether tuned starts the unit; with kernel.arch,
+    or RHEL's release suffix, it can. Before, the uname was `Linux <host> <release>` and the
+    unit was taken as skipped on Ubuntu: keys it writes were judged unwritten."""
+    units = "[sysctl.x86]\ntype=sysctl\nuname_regex=x86_64\nvm.swappiness=5\n"
+    ubuntu = "6.8.0-1015-azure\n"
+    untold = _selection_root(tmp_path / "a", units, release=ubuntu)
+    assert untold.applied == () and "proc/sys/kernel/arch" in untold.unknown_start["sysctl.x86"]  # in steps only
+    known = _selection_root(tmp_path / "b", units, release=ubuntu, arch="x86_64\n")
+    assert known.applied == ("sysctl.x86",) and known.unknown_start == {}
+    assert _selection_root(tmp_path / "c", units).unknown_start == {}  # 5.14.0-427.el9.x86_64
+    arm = _selection_root(tmp_path / "d", units, release="5.14.0-427.el9.aarch64\n")
+    assert arm.applied == () and arm.unknown_start == {}
+    no_version = _selection_root(tmp_path / "e", units, version=None)
+    assert "proc/sys/kernel/version" in no_version.unknown_start["sysctl.x86"]

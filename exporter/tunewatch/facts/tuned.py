@@ -20,6 +20,7 @@ tuned's own rules (redhat-performance/tuned, tuned/profiles/):
 
 from __future__ import annotations
 
+import os
 import re
 
 from .._lazyre import lazy
@@ -308,15 +309,22 @@ def vm_unit_stops(option: str, value: str, version: tuple[int, int, int]) -> boo
 class _Selected:
     """What tuned matches a unit's uname_regex and cpuinfo_regex against (units/manager.py
     `_unit_matches_uname()`, `_unit_matches_cpuinfo()`): tuned-main.conf `uname_string` and
-    `cpuinfo_string` when set, else `" ".join(os.uname())` and /proc/cpuinfo. The uname is
-    "Linux <hostname> <release>" here (its version and machine fields are not read); /proc/cpuinfo
-    is read only when a unit that could start has a cpuinfo_regex (a snapshot may lack it)."""
+    `cpuinfo_string` when set, else `" ".join(os.uname())` and /proc/cpuinfo. os.uname()'s
+    five fields are the kernel's utsname, which proc/sys/kernel shows (kernel/utsname_sysctl.c):
+    ostype, hostname, osrelease, version and, from Linux 6.1, arch. An older kernel's machine
+    is, on the live root, this process's os.uname() (the same kernel), and in a snapshot the
+    release's suffix where the distribution's kernel.spec names the release after it
+    (`5.14.0-362.el9.x86_64`: RHEL, Fedora, Oracle Linux, Amazon Linux). A field not known
+    here makes the uname unknown (None, and why): a regex may test any of them. /proc/cpuinfo is
+    read only when a unit that could start has a cpuinfo_regex (a snapshot may lack it)."""
 
     def __init__(self, fs: FS):
         self.fs = fs
         main = read_tuned_main(fs)
-        self.uname = main.get("uname_string") or (f"Linux {fs.read_value('proc/sys/kernel/hostname') or ''} "
-                                                  f"{fs.read_value('proc/sys/kernel/osrelease') or ''}")
+        self.uname: str | None = main.get("uname_string")
+        self.uname_why = ""
+        if self.uname is None:
+            self.uname, self.uname_why = _uname(fs)
         self._cpuinfo: str | None = main.get("cpuinfo_string")
         self._cpuinfo_why = ""
 
@@ -330,6 +338,23 @@ class _Selected:
             if self._cpuinfo is None and not self._cpuinfo_why:
                 self._cpuinfo_why = "proc/cpuinfo is not under the root"
         return self._cpuinfo, self._cpuinfo_why
+
+
+_UTSNAME = ("ostype", "hostname", "osrelease", "version", "arch")  # os.uname()'s order, as proc/sys/kernel names them
+_RELEASE_MACHINE = lazy(r"\.(x86_64|aarch64|ppc64le|s390x)$")  # kernel.spec: `uname -r` ends in `uname -m`
+
+
+def _uname(fs: FS) -> tuple[str | None, str]:
+    """`" ".join(os.uname())` of the root's kernel, or (None, which fields are not known)."""
+    fields = {name: fs.read_value(f"proc/sys/kernel/{name}") for name in _UTSNAME}
+    fields["ostype"] = fields["ostype"] or "Linux"  # UTS_SYSNAME: the same on every Linux kernel
+    if fields["arch"] is None:  # kernel.arch is Linux 6.1's
+        named = _RELEASE_MACHINE.search(fields["osrelease"] or "")
+        fields["arch"] = os.uname().machine if fs.live else named.group(1) if named else None
+    missing = [f"proc/sys/kernel/{name}" for name, value in fields.items() if value is None]
+    if missing:
+        return None, f"{', '.join(missing)} not under the root"
+    return " ".join(v for v in fields.values() if v is not None), ""
 
 
 def _applied(units: dict[str, dict[str, str]], selected: _Selected) -> list[tuple[str, dict[str, str], str]]:
@@ -351,9 +376,10 @@ def _applied(units: dict[str, dict[str, str]], selected: _Selected) -> list[tupl
             if calls_function(regex):
                 why = why or f"its {key}={regex} runs a tuned function, which is not run here"
                 continue
-            text, unknown = (selected.uname, "") if key == "uname_regex" else selected.cpuinfo()
+            text, unknown = (selected.uname, selected.uname_why) if key == "uname_regex" else selected.cpuinfo()
             if text is None:
-                why = why or f"its {key}={regex} is matched against /proc/cpuinfo, which is not known here ({unknown})"
+                against = "the kernel's uname" if key == "uname_regex" else "/proc/cpuinfo"
+                why = why or f"its {key}={regex} is matched against {against}, which is not known here ({unknown})"
                 continue
             try:
                 if not re.search(regex, text, re.MULTILINE):

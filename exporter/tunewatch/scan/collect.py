@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 SYSCTL_DIRS = ("etc/sysctl.d", "run/sysctl.d", "usr/local/lib/sysctl.d", "usr/lib/sysctl.d", "lib/sysctl.d")
 
 IDENTITY = ("proc/sys/kernel/osrelease", "proc/sys/kernel/hostname", "proc/sys/kernel/random/boot_id",
+            "proc/sys/kernel/ostype", "proc/sys/kernel/version", "proc/sys/kernel/arch",  # a tuned unit's uname_regex
             "etc/os-release", "usr/lib/os-release", "proc/stat", "sys/class/dmi/id/sys_vendor",
             "sys/class/dmi/id/product_name", "sys/class/dmi/id/product_uuid",
             "sys/class/dmi/id/chassis_asset_tag", "sys/devices/system/cpu/online", "proc/interrupts",
