@@ -315,18 +315,21 @@ class _Selected:
     is, on the live root, this process's os.uname() (the same kernel), and in a snapshot the
     release's suffix where the distribution's kernel.spec names the release after it
     (`5.14.0-362.el9.x86_64`: RHEL, Fedora, Oracle Linux, Amazon Linux). A field not known
-    here makes the uname unknown (None, and why): a regex may test any of them. /proc/cpuinfo is
-    read only when a unit that could start has a cpuinfo_regex (a snapshot may lack it)."""
+    here makes the uname unknown (None, and why): a regex may test any of them. Each is read
+    only when a unit that could start has such a regex (a snapshot may lack them)."""
 
     def __init__(self, fs: FS):
         self.fs = fs
         main = read_tuned_main(fs)
-        self.uname: str | None = main.get("uname_string")
-        self.uname_why = ""
-        if self.uname is None:
-            self.uname, self.uname_why = _uname(fs)
+        self._uname: tuple[str | None, str] | None = (main["uname_string"], "") if "uname_string" in main else None
         self._cpuinfo: str | None = main.get("cpuinfo_string")
         self._cpuinfo_why = ""
+
+    def uname(self) -> tuple[str | None, str]:
+        """(the text, or None and why it is not known)."""
+        if self._uname is None:
+            self._uname = _uname(self.fs)
+        return self._uname
 
     def cpuinfo(self) -> tuple[str | None, str]:
         """(the text, or None and why it is not known)."""
@@ -376,7 +379,7 @@ def _applied(units: dict[str, dict[str, str]], selected: _Selected) -> list[tupl
             if calls_function(regex):
                 why = why or f"its {key}={regex} runs a tuned function, which is not run here"
                 continue
-            text, unknown = (selected.uname, selected.uname_why) if key == "uname_regex" else selected.cpuinfo()
+            text, unknown = selected.uname() if key == "uname_regex" else selected.cpuinfo()
             if text is None:
                 against = "the kernel's uname" if key == "uname_regex" else "/proc/cpuinfo"
                 why = why or f"its {key}={regex} is matched against {against}, which is not known here ({unknown})"
