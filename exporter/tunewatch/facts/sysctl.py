@@ -201,7 +201,7 @@ def _tuned_runs(fs: FS, tuned: TunedProfile | None) -> bool:
 
 
 def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, ConfiguredValue],
-                  conf_is_file: bool, dropped: dict[str, str]) -> tuple[dict[str, ConfiguredValue], str]:
+                  conf_is_file: bool) -> tuple[dict[str, ConfiguredValue], str, dict[str, str]]:
     """tuned's units in the order it applies them (facts/tuned.py): a [sysctl] unit writes its
     options, then, with reapply_sysctl, etc/sysctl.d and etc/sysctl.conf again
     (plugin_sysctl.py `_instance_apply_static()`); a [vm] unit writes vm.dirty_* unless the
@@ -209,6 +209,7 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
     (plugin_vm.py `_dirty_option()`, facts/tuned.vm_dirty_option)."""
     reapply = _tuned_reapplies(fs)
     again = fs.config_files(TUNED_REAPPLY_DIRS, "*.conf") + ([SYSCTL_CONF] if conf_is_file else [])
+    dropped: dict[str, str] = {}  # Consumer.dropped
     for kind, writes, unit in tuned.steps:
         before, values = values, dict(values)
         if kind == "vm":
@@ -223,7 +224,7 @@ def _tuned_values(files: _Files, fs: FS, tuned: TunedProfile, values: dict[str, 
             values = _either(before, values, f"tuned profile {tuned.name} may or may not start its [{unit}] unit "
                                              f"(units/manager.py `create()`): {tuned.unknown_start[unit]}")
     name = f"tuned ({tuned.name})" + (" reapply_sysctl: etc/sysctl.d, etc/sysctl.conf" if reapply else "")
-    return values, name
+    return values, name, dropped
 
 
 def _either(skipped: dict[str, ConfiguredValue], started: dict[str, ConfiguredValue],
@@ -368,8 +369,7 @@ def read_boot_sysctl(fs: FS, tuned: TunedProfile | None, module_params: dict[str
     if not read_unit_state(fs, "systemd-sysctl.service").masked:
         consumers.append(Consumer("systemd-sysctl", after_systemd))
     if tuned is not None and _tuned_runs(fs, tuned):
-        dropped: dict[str, str] = {}
-        values, name = _tuned_values(files, fs, tuned, after_systemd, conf_is_file, dropped)
+        values, name, dropped = _tuned_values(files, fs, tuned, after_systemd, conf_is_file)
         consumers.append(Consumer(name, values, dropped))
     if saptune is not None:  # saptune.service: After=systemd-sysctl.service tuned.service
         base = consumers[-1].values if consumers else options

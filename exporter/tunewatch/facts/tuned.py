@@ -351,13 +351,16 @@ def _uname(fs: FS) -> tuple[str | None, str]:
     """`" ".join(os.uname())` of the root's kernel, or (None, which fields are not known)."""
     fields = {name: fs.read_value(f"proc/sys/kernel/{name}") for name in _UTSNAME}
     fields["ostype"] = fields["ostype"] or "Linux"  # UTS_SYSNAME: the same on every Linux kernel
-    if fields["arch"] is None:  # kernel.arch is Linux 6.1's
+    if fields["arch"] is None and fs.live:  # kernel.arch is Linux 6.1's
+        fields["arch"] = os.uname().machine
+    elif fields["arch"] is None:
         named = _RELEASE_MACHINE.search(fields["osrelease"] or "")
-        fields["arch"] = os.uname().machine if fs.live else named.group(1) if named else None
-    missing = [f"proc/sys/kernel/{name}" for name, value in fields.items() if value is None]
-    if missing:
+        fields["arch"] = named.group(1) if named else None
+    known = [value for value in fields.values() if value is not None]
+    if len(known) < len(fields):
+        missing = [f"proc/sys/kernel/{name}" for name, value in fields.items() if value is None]
         return None, f"{', '.join(missing)} not under the root"
-    return " ".join(v for v in fields.values() if v is not None), ""
+    return " ".join(known), ""
 
 
 def _applied(units: dict[str, dict[str, str]], selected: _Selected) -> list[tuple[str, dict[str, str], str]]:

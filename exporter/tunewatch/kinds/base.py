@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 TYPE_CHECKING = False  # typing costs ~3 ms of start-up: docs/architecture.md#start-up-cost
 if TYPE_CHECKING:  # the fact readers load in the scan child, not in every process (docs/architecture.md#start-up-cost)
+    from ..facts.boot_mounts import BootMount
     from ..facts.context import Facts
 
 
@@ -102,7 +103,18 @@ def fstab_fix(spec: str, mount_point: str, vfstype: str, options: str, freq: obj
     return Fix(file="/etc/fstab", change=f"{' '.join(fields)} {freq} {passno}")
 
 
-def mount_unit_fix(file: str, options: str) -> Fix:
+def boot_mount_fix(bm: BootMount, options: str, autofs_note: str | None = None) -> Fix:
+    """The change to the file that mounts `bm` at boot, carrying `options`: its fstab line,
+    its `.mount` unit's Options=, or its autofs map entry, each written as its reader reads it."""
+    if bm.fstab is not None:
+        e = bm.fstab
+        return fstab_fix(e.spec, e.file, e.vfstype, options, e.freq, e.passno)
+    if bm.fix_file.endswith(".mount"):
+        return _mount_unit_fix(bm.fix_file, options)
+    return _autofs_fix(bm.fix_file, bm.map_key, options, bm.spec, autofs_note)
+
+
+def _mount_unit_fix(file: str, options: str) -> Fix:
     """The [Mount] Options= a `.mount` unit needs; `%` written `%%`, as the unit parser
     expands specifiers in Options= (systemd.mount(5))."""
     from .._escape import Unexpressible, unit_setting
@@ -114,7 +126,7 @@ def mount_unit_fix(file: str, options: str) -> Fix:
         return Fix(file=file, note=f"{e}: edit Options= by hand")
 
 
-def autofs_fix(file: str, key: str, options: str, location: str, note: str | None = None) -> Fix:
+def _autofs_fix(file: str, key: str, options: str, location: str, note: str | None = None) -> Fix:
     """The autofs map entry `key -options location`, each field as the map has it; a field
     the map could not hold as one (escape.autofs_field) gets no line, only why."""
     from .._escape import Unexpressible, autofs_field

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .._escape import sh
 from ..results import FAIL, PASS, UNKNOWN, Fix, ObjectResult
-from .base import OncePerObject, Target, autofs_fix, fstab_fix, mount_unit_fix, per_object
+from .base import OncePerObject, Target, boot_mount_fix, fstab_fix, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -134,14 +134,11 @@ def _pair(option: str) -> tuple[str, str | None]:
 
 
 def _fix(bm: BootMount, pairs: Iterable[tuple[str, str | None]], wanted: list[str], v: dict) -> Fix:
-    merged = _merged(pairs, wanted, v)
+    # an fstab line keeps its own options (nfsmount.conf's stay out of it); the others get what mount gets
     if bm.fstab is not None:
-        e = bm.fstab
-        return fstab_fix(e.spec, e.file, e.vfstype, _merged(e.options, wanted, v), e.freq, e.passno)
-    if bm.fix_file.endswith(".mount"):
-        return mount_unit_fix(bm.fix_file, merged)
-    return autofs_fix(bm.fix_file, bm.map_key, merged, bm.spec,
-                      "the entry's options (and the master map line's, which autofs appends) as mount gets them")
+        return boot_mount_fix(bm, _merged(bm.fstab.options, wanted, v))
+    return boot_mount_fix(bm, _merged(pairs, wanted, v), autofs_note="the entry's options (and the master map "
+                          "line's, which autofs appends) as mount gets them")
 
 
 def evaluate(t: Target) -> list[ObjectResult]:

@@ -13,7 +13,7 @@ import re
 from .._escape import sh
 from ..parsers._text import option_value
 from ..results import ERROR, FAIL, NOTAPPLICABLE, PASS, UNKNOWN, Fix, ObjectResult, Setting
-from .base import OncePerObject, Target, as_number, autofs_fix, fstab_fix, mount_unit_fix, per_object
+from .base import OncePerObject, Target, as_number, boot_mount_fix, fstab_fix, per_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,12 +52,7 @@ def supported(host: Host, v: dict) -> bool | None:
 def _fix(bm: BootMount, wanted: int) -> Fix:
     """nconnect=N in the file that mounts it at boot (fstab line, .mount unit, autofs map)."""
     opts = [k if v is None else f"{k}={v}" for k, v in bm.given if k != "nconnect"] + [f"nconnect={wanted}"]
-    if bm.fstab is not None:
-        e = bm.fstab
-        return fstab_fix(e.spec, e.file, e.vfstype, ",".join(opts), e.freq, e.passno)
-    if bm.fix_file.endswith(".mount"):
-        return mount_unit_fix(bm.fix_file, ",".join(opts))
-    return autofs_fix(bm.fix_file, bm.map_key, ",".join(opts), bm.spec)
+    return boot_mount_fix(bm, ",".join(opts))
 
 
 def evaluate(t: Target) -> list[ObjectResult]:
