@@ -9,7 +9,7 @@ from tunewatch.errors import ParseError
 from tunewatch.facts.mount_units import escape_path
 from tunewatch.facts.sysctl import ConfiguredValue
 from tunewatch.facts.sysctl_writes import replay, systemd_sysctl_order
-from tunewatch.parsers.autofs import parse_map, parse_master
+from tunewatch.parsers.autofs import parse_master
 from tunewatch.parsers.nfs_conf import lookup, parse_conf
 from tunewatch.parsers.tuned_conf import parse_tuned_conf, parse_tuned_main
 
@@ -45,9 +45,6 @@ def test_autofs_master_and_maps():
         ("/sas", "", "/etc/auto.sas", ("hard", "rw")), ("/-", "file", "/etc/auto.direct", ()),
         ("/net", "hosts", "", ())]
     assert [i for i, _ in includes] == ["dir:/etc/auto.master.d", "auto.master"]
-    maps = parse_map("# comment\nsasdata -fstype=nfs,vers=3 \\\n  10.0.2.4:/sasdata\n* -rw srv:/home/&\n")
-    assert [(m.key, m.options, m.location) for m in maps] == [
-        ("sasdata", ("fstype=nfs", "vers=3"), "10.0.2.4:/sasdata"), ("*", ("rw",), "srv:/home/&")]
 
 
 @pytest.mark.parametrize("path, unit", [("/", "-"), ("/sas/data", "sas-data"), ("/sas-data", "sas\\x2ddata"),

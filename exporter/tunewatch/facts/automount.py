@@ -6,15 +6,19 @@ The master map is etc/auto.master; a `+dir:DIR` line includes DIR/*.autofs (auto
 running it tells), a bare name is looked up through nsswitch, whose `files` source is
 etc/<name>. The options on the master line are added to every entry's own (autofs.conf
 `append_options = yes`, the default); with `no`, an entry's options replace them. An
-indirect map's key `k` mounts at `<mount point>/k`; `*` matches any key. autofs mounts
-nothing unless autofs.service starts at boot.
+indirect map's key `k` mounts at `<mount point>/k`; `*` matches any key, and `&` in its
+entry is the key looked up. A map file is read as autofs reads it (parsers/autofs_map.py):
+an entry autofs drops or refuses mounts nothing, and says why. autofs mounts nothing
+unless autofs.service starts at boot.
 """
 
 from __future__ import annotations
 
 from .._record import FrozenRecord
 from ..host.fs import FS
-from ..parsers.autofs import MapEntry, parse_map, parse_master
+from ..parsers.autofs import parse_master
+from ..parsers.autofs_entry import parse_entry, sanitize_key
+from ..parsers.autofs_map import MapEntry, read_map
 from ..parsers.nfs_conf import lookup, read_conf
 from .services import read_unit_state
 
@@ -50,6 +54,40 @@ class AutofsMount(FrozenRecord):
         self.problem = problem
         self.key = key
         self.enable = enable
+
+
+class _Map(FrozenRecord):
+    """What one master map line gives each entry of its map: parse_mount()'s context."""
+    __slots__ = ("map_file", "master", "options", "append", "problem", "enable")
+    map_file: str
+    master: str  # "etc/auto.master:3"
+    options: str  # the master line's mount options, joined by commas
+    append: bool  # autofs.conf append_options
+    problem: str | None  # why nothing of this map mounts at boot
+    enable: str | None
+
+    def __init__(self, map_file: str, master: str, options: str, append: bool, problem: str | None,
+                 enable: str | None):
+        self.map_file = map_file
+        self.master = master
+        self.options = options
+        self.append = append
+        self.problem = problem
+        self.enable = enable
+
+    def mount(self, point: str, key: str, e: MapEntry, lookup: str) -> AutofsMount | None:
+        """The mount of entry `e` for the key looked up (`lookup`: `&` stands for it); None
+        for a multi-mount entry (not one NFS location)."""
+        where = f"/{self.map_file} line {e.line}"
+        if e.problem:  # read_one() dropped it: autofs logs the problem and mounts nothing
+            return AutofsMount(point, "", (), self.map_file, e.line, self.master,
+                               f"autofs drops the entry at {where}: {e.problem}", key, None)
+        sun = parse_entry(e.entry, lookup, self.options, self.append)
+        if sun is None:
+            return None
+        problem = f"autofs refuses the entry at {where}: {sun.problem}" if sun.problem else self.problem
+        return AutofsMount(point, sun.location, sun.options, self.map_file, e.line, self.master, problem, key,
+                           self.enable)
 
 
 def _master_lines(fs: FS) -> Iterator[tuple[str, MasterEntry]]:
@@ -89,33 +127,74 @@ def autofs_map_files(fs: FS) -> list[str]:
 
 
 def read_autofs(fs: FS) -> dict[str, AutofsMount]:
+    """Mount point -> the map entry that mounts it, once per FS (a `*` entry under
+    "<mount point>/*"; autofs_for() reads it for a key)."""
+    return _read_autofs(fs).mounts
+
+
+class _Autofs(FrozenRecord):
+    __slots__ = ("mounts", "wildcards")
+    mounts: dict[str, AutofsMount]  # mount point -> its entry ("/sas/*" for a `*` entry)
+    wildcards: dict[str, tuple[_Map, MapEntry]]  # "/sas" -> its map's `*` entry, read for each key looked up
+
+    def __init__(self, mounts: dict[str, AutofsMount], wildcards: dict[str, tuple[_Map, MapEntry]]):
+        self.mounts = mounts
+        self.wildcards = wildcards
+
+
+def _read_autofs(fs: FS) -> _Autofs:
+    return fs.derived(_read_autofs, lambda: _load(fs))
+
+
+def _load(fs: FS) -> _Autofs:
     append = (lookup(read_conf(fs, "etc/autofs.conf"), "autofs", "append_options") or None)
     appending = append is None or append.value.strip().lower() in ("yes", "1", "true", "y")
     running = read_unit_state(fs, "autofs.service").enabled
-    out: dict[str, AutofsMount] = {}
+    mounts: dict[str, AutofsMount] = {}
+    wildcards: dict[str, tuple[_Map, MapEntry]] = {}
+    taken: set[str] = set()  # mount points with an entry autofs reads
     for master_rel, m in _master_lines(fs):
         rel, why = _map_file(fs, m.map_type, m.map_name)
         if rel is None:
             continue
-        problem = why or (None if running else "autofs.service does not start at boot")
-        for e in parse_map(fs.read_text(rel) or ""):
-            options = (m.options + e.options) if appending or not e.options else e.options
-            point = e.key if m.mount_point == "/-" else f"{m.mount_point.rstrip('/')}/{e.key}"
-            out[point] = AutofsMount(point, e.location, options, rel, e.line, f"{master_rel}:{m.line}", problem,
-                                     e.key, None if running else "autofs.service")
-    return out
+        context = _Map(rel, f"{master_rel}:{m.line}", ",".join(m.options), appending,
+                       why or (None if running else "autofs.service does not start at boot"),
+                       None if running else "autofs.service")
+        direct = m.mount_point == "/-"
+        for e in read_map(fs.read_text(rel) or ""):
+            key = None if e.key.startswith("+") else sanitize_key(e.key, direct)
+            if key is None:
+                continue  # a map included from elsewhere, or a key autofs never matches (lookup_file.c)
+            point = key if direct else f"{m.mount_point.rstrip('/')}/{key}"
+            # the first entry of a key counts: lookup_one() stops at it, and cache_update()
+            # keeps it over a later one of the same read (lib/cache.c "Already seen one of
+            # these"); a dropped entry is never seen, so it is only said where nothing else is
+            if point in taken or (e.problem and point in mounts):
+                continue
+            if not e.problem:
+                taken.add(point)
+                if key == "*":
+                    wildcards[m.mount_point.rstrip("/")] = (context, e)
+            found = context.mount(point, key, e, key)
+            if found is not None:
+                mounts[point] = found
+            else:  # a multi-mount: not one NFS location
+                mounts.pop(point, None)
+    return _Autofs(mounts, wildcards)
 
 
-def autofs_for(mounts: dict[str, AutofsMount], mount_point: str) -> AutofsMount | None:
-    """The entry that mounts `mount_point`: its own key, else its map's `*` (`&` = the key)."""
-    if mount_point in mounts:
-        return mounts[mount_point]
+def autofs_for(fs: FS, mount_point: str) -> AutofsMount | None:
+    """The entry that mounts `mount_point`: its own key, else its map's `*`, read for the
+    key looked up (`&` stands for it)."""
+    autofs = _read_autofs(fs)
+    if mount_point in autofs.mounts:
+        return autofs.mounts[mount_point]
     parent, _, key = mount_point.rpartition("/")
-    wild = mounts.get(f"{parent}/*")
+    wild = autofs.wildcards.get(parent)
     if wild is None:
         return None
-    return AutofsMount(mount_point, wild.location.replace("&", key), wild.options, wild.map_file, wild.line,
-                       wild.master, wild.problem, "*", wild.enable)
+    context, e = wild
+    return context.mount(mount_point, "*", e, key)
 
 
 __all__ = ["AutofsMount", "MapEntry", "autofs_for", "read_autofs"]

@@ -190,7 +190,7 @@ def boot_mount_for(mounts: dict[str, BootMount], fs: FS, mount_point: str) -> Bo
     found = mounts.get(want)
     if found is not None:
         return found
-    wild = autofs_for(read_autofs(fs), want)  # an indirect map's `*` entry
+    wild = autofs_for(fs, want)  # an indirect map's `*` entry
     if wild is None:
         return None
     fstype, given = _autofs_options(wild.options)

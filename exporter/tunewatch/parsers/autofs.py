@@ -1,11 +1,11 @@
-"""autofs master maps (auto.master(5)) and file maps (autofs(5)).
+"""autofs master maps (auto.master(5)).
 
-Both are line based: `#` starts a comment, a trailing backslash continues the line, fields
-are separated by blanks. A master map line is `mount-point [type[,format]:]map [options]`
+Line based: `#` starts a comment, a trailing backslash continues the line, fields are
+separated by blanks. A master map line is `mount-point [type[,format]:]map [options]`
 or an include, `+dir:/etc/auto.master.d` (files named `*.autofs` in it) or `+name` (a map
 from another source, not on this host). Options that start with `--` are the daemon's
-(`--timeout=60`); `-opt,opt` are mount options, passed to the maps' entries. A map entry
-is `key [-options] location`; `*` matches any key and `&` in the location stands for it.
+(`--timeout=60`); `-opt,opt` are mount options, passed to the maps' entries. The maps
+themselves (autofs(5)) are read as autofs reads them: parsers/autofs_map.py.
 """
 
 from __future__ import annotations
@@ -33,20 +33,6 @@ class MasterEntry(FrozenRecord):
         self.map_type = map_type
         self.map_name = map_name
         self.options = options
-        self.line = line
-
-
-class MapEntry(FrozenRecord):
-    __slots__ = ("key", "options", "location", "line")
-    key: str
-    options: tuple[str, ...]
-    location: str
-    line: int
-
-    def __init__(self, key: str, options: tuple[str, ...], location: str, line: int):
-        self.key = key
-        self.options = options
-        self.location = location
         self.line = line
 
 
@@ -86,16 +72,3 @@ def parse_master(text: str) -> tuple[list[MasterEntry], list[tuple[str, int]]]:
                 map_type, spec = m.group(1), m.group(3)
         entries.append(MasterEntry(fields[0], map_type, spec, _mount_options(fields[2:]), n))
     return entries, includes
-
-
-def parse_map(text: str) -> list[MapEntry]:
-    entries = []
-    for n, fields in _fields(text):
-        if fields[0].startswith("+") or len(fields) < 2:
-            continue  # included maps from other sources; a key without a location
-        opts = [f for f in fields[1:] if f.startswith("-")]
-        rest = [f for f in fields[1:] if not f.startswith("-")]
-        if not rest or rest[0].startswith("/"):
-            continue  # a multi-mount entry (`/ ...` offsets) is not one NFS location
-        entries.append(MapEntry(fields[0], _mount_options(opts), rest[0], n))
-    return entries

@@ -1,0 +1,3 @@
+# SAS Grid on ANF (seed 003): the master line adds -hard,rw
+sasdata  -fstype=nfs,rsize=65536,wsize=65536,vers=3,noatime,nodiratime,rdirplus,acdirmin=0,tcp,nconnect=8  10.0.2.4:/sasdata
+    # ANF volume sasdata, capacity pool premium
