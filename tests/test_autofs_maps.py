@@ -50,3 +50,39 @@ def test_an_entry_autofs_refuses_mounts_nothing(tmp_path: Path) -> None:
     fs = host(tmp_path, "data -rw srv!:/a\n")
     assert read_autofs(fs)["/sas/data"].problem == \
         'autofs refuses the entry at /etc/auto.sas line 1: invalid character "!" found in location srv!:/a'
+
+
+def test_a_map_tunewatch_cannot_read_makes_its_paths_unknown(tmp_path: Path) -> None:
+    import pytest
+
+    from tunewatch.errors import FactError
+    from tunewatch.facts.automount import autofs_unread
+    from tunewatch.facts.boot_mounts import boot_mount_for, read_boot_mounts
+
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/amd.x").write_text("x type:=nfs;rhost:=srv;rfs:=/x\n")
+    fs = host(tmp_path, "data -rw srv:/d\n+auto.sas\n",
+              "/sas /etc/auto.sas\n/home ldap:ou=auto.home,dc=example,dc=com\n/net -hosts\n/amd file,amd:/etc/amd.x\n")
+    assert autofs_unread(fs, "/sas/data") == \
+        "/etc/auto.sas line 2 includes the map auto.sas from another source (etc/auto.master:1)"
+    assert autofs_unread(fs, "/home/alice") == \
+        "the map of type ldap (/home ldap:ou=auto.home,dc=example,dc=com): its entries are not on this host " \
+        "(etc/auto.master:2)"
+    assert "of type hosts (/net -hosts)" in (autofs_unread(fs, "/net/srv/export") or "")
+    assert "amd-format" in (autofs_unread(fs, "/amd/x") or "")
+    assert autofs_unread(fs, "/scratch") is None
+    mounts = read_boot_mounts(fs)
+    assert boot_mount_for(mounts, fs, "/sas/data") is not None  # the file's own entry comes first
+    with pytest.raises(FactError, match="may be mounted at boot by autofs from a map tunewatch cannot read"):
+        boot_mount_for(mounts, fs, "/home/alice")
+    assert boot_mount_for(mounts, fs, "/scratch") is None  # nothing mounts it: "not configured"
+
+
+def test_null_maps_and_second_entries_for_an_indirect_mount_point_are_ignored(tmp_path: Path) -> None:
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/auto.other").write_text("data -nconnect=1 srv:/other\nmore -rw srv:/more\n")
+    fs = host(tmp_path, "data -nconnect=8 srv:/a\n",
+              "/scratch -null\n/scratch /etc/auto.other\n/sas /etc/auto.sas\n/sas /etc/auto.other\n")
+    mounts = read_autofs(fs)
+    assert sorted(mounts) == ["/sas/data"]  # master_parse.y: nulled, then "ignoring duplicate indirect mount"
+    assert mounts["/sas/data"].location == "srv:/a"

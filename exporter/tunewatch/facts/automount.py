@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ..parsers.autofs import MasterEntry
+    from ..parsers.nfs_conf import ConfEntry
 
 MASTER = "etc/auto.master"
 
@@ -105,15 +106,22 @@ def _master_lines(fs: FS) -> Iterator[tuple[str, MasterEntry]]:
                     yield from ((rel, e) for e in parse_master(sub)[0])
 
 
-def _map_file(fs: FS, map_type: str, name: str) -> tuple[str | None, str | None]:
-    """(the map file, why it cannot be read here)."""
-    if map_type not in ("", "file", "program"):
-        return None, f"a {map_type} map: its entries are not on this host"
+def _map_file(fs: FS, m: MasterEntry, conf: list[ConfEntry]) -> tuple[str | None, str | None]:
+    """(the sun-format map file, None) or (None, why its entries are not known here: a map
+    from another source, a program map, an amd-format map), or (None, None): no map file,
+    nothing is mounted from it."""
+    name, map_type = m.map_name, m.map_type
+    if map_type not in ("", "file", "program", "exec"):
+        spec = f"{map_type}:{name}" if name else f"-{map_type}"
+        return None, f"the map of type {map_type} ({m.mount_point} {spec}): its entries are not on this host"
     rel = name.lstrip("/") if name.startswith("/") else f"etc/{name}"
     if not fs.resolves(rel):
-        return None, f"map {name} not found"
-    if map_type == "program" or (map_type == "" and fs.is_executable(rel)):
+        return None, None  # "map not found": autofs mounts nothing from it
+    if map_type in ("program", "exec") or (map_type == "" and fs.is_executable(rel)):
         return None, f"{name} is a program map: only running it tells its entries"
+    if m.map_format not in ("", "sun") or (not m.map_format and any(e.section == m.mount_point for e in conf)):
+        return None, f"{name} is an amd-format map (an autofs.conf section for {m.mount_point}, or `,amd`), " \
+                     "which tunewatch does not read"
     return rel, None
 
 
@@ -133,13 +141,16 @@ def read_autofs(fs: FS) -> dict[str, AutofsMount]:
 
 
 class _Autofs(FrozenRecord):
-    __slots__ = ("mounts", "wildcards")
+    __slots__ = ("mounts", "wildcards", "unread")
     mounts: dict[str, AutofsMount]  # mount point -> its entry ("/sas/*" for a `*` entry)
     wildcards: dict[str, tuple[_Map, MapEntry]]  # "/sas" -> its map's `*` entry, read for each key looked up
+    unread: list[tuple[str, str]]  # (mount point, or "/-": any path; why its map's entries are not known)
 
-    def __init__(self, mounts: dict[str, AutofsMount], wildcards: dict[str, tuple[_Map, MapEntry]]):
+    def __init__(self, mounts: dict[str, AutofsMount], wildcards: dict[str, tuple[_Map, MapEntry]],
+                 unread: list[tuple[str, str]]):
         self.mounts = mounts
         self.wildcards = wildcards
+        self.unread = unread
 
 
 def _read_autofs(fs: FS) -> _Autofs:
@@ -147,24 +158,46 @@ def _read_autofs(fs: FS) -> _Autofs:
 
 
 def _load(fs: FS) -> _Autofs:
-    append = (lookup(read_conf(fs, "etc/autofs.conf"), "autofs", "append_options") or None)
+    conf = read_conf(fs, "etc/autofs.conf")
+    append = lookup(conf, "autofs", "append_options") or None
     appending = append is None or append.value.strip().lower() in ("yes", "1", "true", "y")
     running = read_unit_state(fs, "autofs.service").enabled
     mounts: dict[str, AutofsMount] = {}
     wildcards: dict[str, tuple[_Map, MapEntry]] = {}
     taken: set[str] = set()  # mount points with an entry autofs reads
+    unread: list[tuple[str, str]] = []
+    indirect: set[str] = set()
+    nulled: set[str] = set()
     for master_rel, m in _master_lines(fs):
-        rel, why = _map_file(fs, m.map_type, m.map_name)
-        if rel is None:
+        top = m.mount_point.rstrip("/") or "/"
+        where = f"{master_rel}:{m.line}"
+        # master_parse.y: a -null map makes autofs ignore the entries for its mount point
+        # that follow; a second entry for an indirect mount point is ignored ("ignoring
+        # duplicate indirect mount"); direct maps (`/-`) are all read, in order
+        if m.map_type == "null":
+            nulled.add(top)
             continue
-        context = _Map(rel, f"{master_rel}:{m.line}", ",".join(m.options), appending,
-                       why or (None if running else "autofs.service does not start at boot"),
+        if top in nulled or top in indirect:
+            continue
+        if top != "/-":
+            indirect.add(top)
+        rel, why = _map_file(fs, m, conf)
+        if rel is None:
+            if why:
+                unread.append((top, f"{why} ({where})"))
+            continue
+        context = _Map(rel, where, ",".join(m.options), appending,
+                       None if running else "autofs.service does not start at boot",
                        None if running else "autofs.service")
-        direct = m.mount_point == "/-"
+        direct = top == "/-"
         for e in read_map(fs.read_text(rel) or ""):
-            key = None if e.key.startswith("+") else sanitize_key(e.key, direct)
+            if e.key.startswith("+"):  # lookup_file.c: a map included from another source (nsswitch)
+                unread.append((top, f"/{rel} line {e.line} includes the map {e.key[1:]} from another source "
+                                    f"({where})"))
+                continue
+            key = sanitize_key(e.key, direct)
             if key is None:
-                continue  # a map included from elsewhere, or a key autofs never matches (lookup_file.c)
+                continue  # a key autofs never matches (lookup_file.c)
             point = key if direct else f"{m.mount_point.rstrip('/')}/{key}"
             # the first entry of a key counts: lookup_one() stops at it, and cache_update()
             # keeps it over a later one of the same read (lib/cache.c "Already seen one of
@@ -180,7 +213,7 @@ def _load(fs: FS) -> _Autofs:
                 mounts[point] = found
             else:  # a multi-mount: not one NFS location
                 mounts.pop(point, None)
-    return _Autofs(mounts, wildcards)
+    return _Autofs(mounts, wildcards, unread)
 
 
 def autofs_for(fs: FS, mount_point: str) -> AutofsMount | None:
@@ -197,4 +230,13 @@ def autofs_for(fs: FS, mount_point: str) -> AutofsMount | None:
     return context.mount(mount_point, "*", e, key)
 
 
-__all__ = ["AutofsMount", "MapEntry", "autofs_for", "read_autofs"]
+def autofs_unread(fs: FS, mount_point: str) -> str | None:
+    """Why an autofs map tunewatch cannot read may mount `mount_point` (a map from another
+    source, a program or amd map, an include), or None."""
+    for top, why in _read_autofs(fs).unread:
+        if top == "/-" or mount_point.startswith(top.rstrip("/") + "/"):
+            return why
+    return None
+
+
+__all__ = ["AutofsMount", "MapEntry", "autofs_for", "autofs_unread", "read_autofs"]

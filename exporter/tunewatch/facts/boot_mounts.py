@@ -18,11 +18,12 @@ only set defaults and are not passed on (nfs-utils utils/mount/configfile.c
 from __future__ import annotations
 
 from .._record import FrozenRecord
+from ..errors import FactError
 from ..host.fs import FS
 from ..parsers._text import split_options
 from ..parsers.fstab import FstabEntry
 from ..parsers.nfs_conf import ConfEntry, read_conf
-from .automount import autofs_for, read_autofs
+from .automount import autofs_for, autofs_unread, read_autofs
 from .mount_units import escape_path, read_mount_units
 from .mounts import fstab_index, read_fstab
 
@@ -192,6 +193,9 @@ def boot_mount_for(mounts: dict[str, BootMount], fs: FS, mount_point: str) -> Bo
         return found
     wild = autofs_for(fs, want)  # an indirect map's `*` entry
     if wild is None:
+        unread = autofs_unread(fs, want)
+        if unread:  # the path's own mount, not known here: that object is an error, not "not configured"
+            raise FactError(f"{want} may be mounted at boot by autofs from a map tunewatch cannot read: {unread}")
         return None
     fstype, given = _autofs_options(wild.options)
     conf = read_conf(fs, NFSMOUNT_CONF)

@@ -21,19 +21,22 @@ if TYPE_CHECKING:
 
 
 class MasterEntry(FrozenRecord):
-    __slots__ = ("mount_point", "map_type", "map_name", "options", "line")
+    __slots__ = ("mount_point", "map_type", "map_name", "options", "line", "map_format")
     mount_point: str  # "/-" for a direct map
     map_type: str  # "file", "program", "yp", "ldap", "hosts", "null", "" (nsswitch decides)
     map_name: str
     options: tuple[str, ...]  # mount options, daemon options (`--...`) dropped
     line: int
+    map_format: str  # "sun", "amd", "hesiod" or "" (sun, unless amd.conf names the mount point)
 
-    def __init__(self, mount_point: str, map_type: str, map_name: str, options: tuple[str, ...], line: int):
+    def __init__(self, mount_point: str, map_type: str, map_name: str, options: tuple[str, ...], line: int,
+                 map_format: str = ""):
         self.mount_point = mount_point
         self.map_type = map_type
         self.map_name = map_name
         self.options = options
         self.line = line
+        self.map_format = map_format
 
 
 def _fields(text: str) -> Iterator[tuple[int, list[str]]]:
@@ -63,12 +66,12 @@ def parse_master(text: str) -> tuple[list[MasterEntry], list[tuple[str, int]]]:
         if len(fields) < 2:
             continue
         spec = fields[1]
-        map_type = ""
+        map_type = map_format = ""
         if spec in ("-hosts", "-null"):
             map_type, spec = spec[1:], ""
         else:
             m = re.match(r"^([a-z]+)(,[a-z]+)?:(.*)$", spec)
             if m and not spec.startswith("/"):
-                map_type, spec = m.group(1), m.group(3)
-        entries.append(MasterEntry(fields[0], map_type, spec, _mount_options(fields[2:]), n))
+                map_type, spec, map_format = m.group(1), m.group(3), (m.group(2) or ",")[1:]
+        entries.append(MasterEntry(fields[0], map_type, spec, _mount_options(fields[2:]), n, map_format))
     return entries, includes
