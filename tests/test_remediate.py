@@ -91,9 +91,15 @@ def break_sas_anf(root: Path) -> None:
     conf = root / "etc/sysctl.d/90-sas-anf.conf"
     conf.write_text(conf.read_text().replace("sunrpc.tcp_slot_table_entries = 128", "sunrpc.tcp_slot_table_entries = 64"))
     fstab = root / "etc/fstab"
-    fstab.write_text(re.sub(r"(/sasdata\s+nfs\s+\S*)rsize=65536", r"\1rsize=1048576",
-                            fstab.read_text()).replace("nodiratime,rdirplus,acdirmin=0,tcp,_netdev,nconnect=8 0 0\n10.0.2.4:/sasconfig",
-                                                       "nodiratime,rdirplus,acdirmin=0,tcp,nconnect=8 0 0\n10.0.2.4:/sasconfig"))
+    text = re.sub(r"(/sasdata\s+nfs\s+\S*)rsize=65536", r"\1rsize=1048576",
+                  fstab.read_text()).replace("nodiratime,rdirplus,acdirmin=0,tcp,_netdev,nconnect=8 0 0\n10.0.2.4:/sasconfig",
+                                             "nodiratime,rdirplus,acdirmin=0,tcp,nconnect=8 0 0\n10.0.2.4:/sasconfig")
+    # /sashome no longer mounts at boot (noauto), and a right line for /sasconfig after the
+    # wrong one changes nothing: systemd-fstab-generator mounts the first line of a mount point
+    text = re.sub(r"(/sashome\s+nfs\s+\S*nconnect=8)", r"\1,noauto", text)
+    good = next(line for line in text.splitlines() if line.startswith("10.0.2.4:/sasdata"))
+    text += good.replace("/sasdata", "/sasconfig").replace("rsize=1048576", "rsize=65536") + "\n"
+    fstab.write_text(text)
     (root / "etc/udev/rules.d/99-nfs.rules").unlink()
     (root / "etc/tuned/active_profile").write_text("balanced\n")
     os.symlink("/usr/lib/systemd/system/irqbalance.service", root / "etc/systemd/system/multi-user.target.wants/irqbalance.service")

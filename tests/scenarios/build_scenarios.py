@@ -787,6 +787,24 @@ def _nfs_mount_options():
 
     # persistent (fstab)
     nfs_scn("fstab_canonical.pass", NFS_FS, "the seed's fstab line", fstab_entries=[fs_entry()])
+    nfs_scn("fstab_duplicate_line_first_counts.fail", NFS_FS,
+            "two fstab lines for /sasdata, the first with rsize=1048576: systemd-fstab-generator opens each unit "
+            "O_EXCL, so the second line's unit is refused ('Duplicate entry in /etc/fstab?', shared/generator.c "
+            "generator_open_unit_file_full()) and the first line mounts at boot (a pass before: the last line "
+            "was taken, as mount -a would)",
+            fstab_entries=[fs_entry(FSTAB_OPTS.replace("rsize=65536", "rsize=1048576")), fs_entry()])
+    nfs_scn("fstab_noauto.fail", NFS_FS,
+            "the fstab line has every option and noauto: systemd-fstab-generator add_mount() links a noauto "
+            "unit into no target, so nothing mounts /sasdata at the next boot (a pass before)",
+            fstab_entries=[fs_entry(FSTAB_OPTS + ",noauto")])
+    nfs_scn("fstab_noauto_automount.pass", NFS_FS,
+            "noauto with x-systemd.automount: the generator writes an automount unit that remote-fs.target "
+            "requires, and the first access mounts /sasdata with the line's options",
+            fstab_entries=[fs_entry(FSTAB_OPTS + ",noauto,x-systemd.automount")])
+    nfs_scn("fstab_noauto_then_auto.pass", NFS_FS,
+            "noauto first, auto last: fstab_test_yes_no_option() takes the last of noauto/auto, so the line "
+            "mounts at boot",
+            fstab_entries=[fs_entry("noauto," + FSTAB_OPTS + ",auto")])
     nfs_scn("fstab_nfsvers_3.pass", NFS_FS, "fstab nfsvers=3 vs mountinfo vers=3",
             fstab_entries=[fs_entry(FSTAB_OPTS.replace("vers=3", "nfsvers=3"))])
     nfs_scn("fstab_vers_3_0.pass", NFS_FS, "fstab vers=3.0 vs mountinfo vers=3",

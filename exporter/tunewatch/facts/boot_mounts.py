@@ -154,10 +154,10 @@ def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
     for point, u in units.items():
         if point not in overrides:
             out[point] = _unit(u)
-    # by mount point, once: several lines for one point, the last mounts over them
+    # by mount point, once: of several lines for one point, the first (fstab_index)
     for point, entry in fstab_index(fstab).items():
         out[point] = BootMount(point, entry.spec, entry.vfstype, entry.options, (), f"/etc/fstab line {entry.line}",
-                               "/etc/fstab", entry)
+                               "/etc/fstab", entry, _noauto_problem(entry))
     for point, u in overrides.items():
         out[point] = _unit(u)
     conf = read_conf(fs, NFSMOUNT_CONF)
@@ -167,6 +167,27 @@ def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
                 out[point] = BootMount(m.mount_point, m.spec, m.fstype, m.given, _fill(conf, m.spec, point, m.given),
                                        m.source, m.fix_file, m.fstab, m.problem, m.map_key, m.enable)
     return out
+
+
+def noauto(options: Iterable[tuple[str, str | None]]) -> bool:
+    """systemd-fstab-generator `parse_fstab()`: the last of `noauto`/`auto` decides
+    (`fstab_test_yes_no_option()`), and `x-systemd.automount` (or
+    `comment=systemd.automount`) mounts it on first access all the same."""
+    off = automount = False
+    for key, value in options:
+        if value is None and key in ("noauto", "auto"):
+            off = key == "noauto"
+        elif (key, value) in (("x-systemd.automount", None), ("comment", "systemd.automount")):
+            automount = True
+    return off and not automount
+
+
+def _noauto_problem(entry: FstabEntry) -> str | None:
+    """add_mount() links a `noauto` line's unit into no target: nothing mounts it at boot."""
+    if not noauto(entry.options):
+        return None
+    return (f"the line has noauto: systemd-fstab-generator does not make remote-fs.target pull its unit "
+            f"in, so nothing mounts it at boot (unless another unit requires {escape_path(entry.file)}.mount)")
 
 
 def _autofs_options(options: Iterable[str]) -> tuple[str, tuple[tuple[str, str | None], ...]]:
@@ -204,4 +225,4 @@ def boot_mount_for(mounts: dict[str, BootMount], fs: FS, mount_point: str) -> Bo
                      problem=wild.problem, map_key="*", enable=wild.enable)
 
 
-__all__ = ["BootMount", "boot_mount_for", "escape_path", "read_boot_mounts"]
+__all__ = ["BootMount", "boot_mount_for", "escape_path", "noauto", "read_boot_mounts"]

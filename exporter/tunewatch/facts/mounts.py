@@ -34,10 +34,15 @@ def mount_point_key(path: str) -> str:
 
 
 def fstab_index(entries: list[FstabEntry]) -> dict[str, FstabEntry]:
-    """fstab by mount point (`mount_point_key`); with several lines for one mount point, the
-    last, as mount -a mounts them in order over each other (facts/boot_mounts.py indexes
-    fstab with it once per scan)."""
-    return {mount_point_key(entry.file): entry for entry in entries}
+    """fstab by mount point (`mount_point_key`) as the next boot mounts it: with several
+    lines for one mount point, the first. systemd-fstab-generator writes one unit per mount
+    point and opens it O_EXCL, so a later line's unit is refused ("Failed to create unit
+    file ..., as it already exists. Duplicate entry in '/etc/fstab'?", shared/generator.c
+    `generator_open_unit_file_full()`). facts/boot_mounts.py indexes fstab with it once per scan."""
+    index: dict[str, FstabEntry] = {}
+    for entry in entries:
+        index.setdefault(mount_point_key(entry.file), entry)
+    return index
 
 
 def prefetch_read_ahead_kb(fs: FS, mounts: list[MountInfo]) -> None:

@@ -107,7 +107,14 @@ def boot_mount_fix(bm: BootMount, options: str, autofs_note: str | None = None) 
     """The change to the file that mounts `bm` at boot, carrying `options`: its fstab line,
     its `.mount` unit's Options=, or its autofs map entry, each written as its reader reads it."""
     if bm.fstab is not None:
+        from ..facts.boot_mounts import noauto
+
         e = bm.fstab
+        if noauto(e.options):  # nothing mounts the line at boot: the fix line drops noauto
+            options = ",".join(o for o in options.split(",") if o != "noauto")
+            fix = fstab_fix(e.spec, e.file, e.vfstype, options, e.freq, e.passno)
+            return fix.replace(note=fix.note or "without noauto, systemd-fstab-generator mounts it at boot "
+                                                "(or keep noauto and add x-systemd.automount: mounted on first use)")
         return fstab_fix(e.spec, e.file, e.vfstype, options, e.freq, e.passno)
     if bm.fix_file.endswith(".mount"):
         return _mount_unit_fix(bm.fix_file, options)

@@ -112,12 +112,19 @@ FSTAB_FIELDS = ("fstab source", "mount point", "file system type", "mount option
 
 
 def fstab_steps(ctx: Context) -> Iterator[Step]:
-    """One fstab line per mount, with every option the failed checks want (merged)."""
-    entries = {e.file.rstrip("/") or "/": e for e in ctx.facts.fstab}
+    """One fstab line per mount, with every option the failed checks want (merged): the
+    line the next boot mounts (the first for its mount point: facts/mounts.fstab_index),
+    without `noauto` when nothing would mount it at boot (facts/boot_mounts.noauto)."""
+    from ..facts.boot_mounts import noauto
+    from ..facts.mounts import fstab_index
+
+    entries = fstab_index(ctx.facts.fstab)
     mounts = {m.mount_point: m for m in ctx.facts.mountinfo}
     for mount_point, wanted in ctx.fstab_wanted.items():
         entry = entries.get(mount_point.rstrip("/") or "/")
-        options = list(entry.options) if entry else [("defaults", None)]
+        options: list[tuple[str, str | None]] = list(entry.options) if entry else [("defaults", None)]
+        if noauto(options):
+            options = [o for o in options if o != ("noauto", None)]
         for _check, option, v in wanted:  # replace in place (a minimal diff of the line), else append
             name, sep, value = option.partition("=")
             pair = (name, value) if sep else (option, None)
