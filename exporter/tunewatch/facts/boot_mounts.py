@@ -173,6 +173,8 @@ def noauto(options: Iterable[tuple[str, str | None]]) -> bool:
     """systemd-fstab-generator `parse_fstab()`: the last of `noauto`/`auto` decides
     (`fstab_test_yes_no_option()`), and `x-systemd.automount` (or
     `comment=systemd.automount`) mounts it on first access all the same."""
+    if ("noauto", None) not in options:  # the usual line: one scan in C
+        return False
     off = automount = False
     for key, value in options:
         if value is None and key in ("noauto", "auto"):
