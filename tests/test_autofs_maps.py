@@ -86,3 +86,14 @@ def test_null_maps_and_second_entries_for_an_indirect_mount_point_are_ignored(tm
     mounts = read_autofs(fs)
     assert sorted(mounts) == ["/sas/data"]  # master_parse.y: nulled, then "ignoring duplicate indirect mount"
     assert mounts["/sas/data"].location == "srv:/a"
+
+
+def test_the_fix_for_a_wildcard_entry_keeps_its_ampersand(tmp_path: Path) -> None:
+    from tunewatch.facts.boot_mounts import boot_mount_for, read_boot_mounts
+    from tunewatch.kinds.base import boot_mount_fix
+
+    fs = host(tmp_path, "* -nconnect=1 &:/home/&\n")
+    bm = boot_mount_for(read_boot_mounts(fs), fs, "/sas/alice")
+    assert bm is not None and (bm.spec, bm.map_key, bm.map_location) == ("alice:/home/alice", "*", "&:/home/&")
+    fix = boot_mount_fix(bm, "hard,rw,nconnect=8")
+    assert (fix.file, fix.change) == ("/etc/auto.sas", "* -hard,rw,nconnect=8 &:/home/&")

@@ -33,9 +33,10 @@ MASTER = "etc/auto.master"
 
 
 class AutofsMount(FrozenRecord):
-    __slots__ = ("mount_point", "location", "options", "map_file", "line", "master", "problem", "key", "enable")
+    __slots__ = ("mount_point", "location", "options", "map_file", "line", "master", "problem", "key", "enable",
+                 "written")
     mount_point: str  # "/sas/data", or "/sas/*" for a wildcard entry
-    location: str  # "10.0.2.4:/sasdata"
+    location: str  # "10.0.2.4:/sasdata" (`&` made the key looked up)
     options: tuple[str, ...]  # master options then the entry's, as autofs passes them to mount
     map_file: str
     line: int
@@ -43,9 +44,10 @@ class AutofsMount(FrozenRecord):
     problem: str | None
     key: str  # the map key: "/sasdata" (direct map), "sasdata" or "*" (indirect)
     enable: str | None  # autofs.service when it does not start at boot
+    written: str  # the location as the entry writes it (`&` kept in a `*` entry): what a fix line keeps
 
     def __init__(self, mount_point: str, location: str, options: tuple[str, ...], map_file: str, line: int,
-                 master: str, problem: str | None, key: str = "", enable: str | None = None):
+                 master: str, problem: str | None, key: str = "", enable: str | None = None, written: str = ""):
         self.mount_point = mount_point
         self.location = location
         self.options = options
@@ -55,6 +57,7 @@ class AutofsMount(FrozenRecord):
         self.problem = problem
         self.key = key
         self.enable = enable
+        self.written = written or location
 
 
 class _Map(FrozenRecord):
@@ -87,8 +90,11 @@ class _Map(FrozenRecord):
         if sun is None:
             return None
         problem = f"autofs refuses the entry at {where}: {sun.problem}" if sun.problem else self.problem
+        written = sun.location
+        if key == "*":  # the entry as a template: `&` in place of the key
+            written = (parse_entry(e.entry, "&", self.options, self.append) or sun).location
         return AutofsMount(point, sun.location, sun.options, self.map_file, e.line, self.master, problem, key,
-                           self.enable)
+                           self.enable, written)
 
 
 def _master_lines(fs: FS) -> Iterator[tuple[str, MasterEntry]]:

@@ -40,7 +40,7 @@ _VERSION = ("v3", "v4", "vers", "nfsvers", "minorversion")  # configfile.c versi
 
 class BootMount(FrozenRecord):
     __slots__ = ("mount_point", "spec", "fstype", "given", "filled", "source", "fix_file", "fstab", "problem",
-                 "map_key", "enable")
+                 "map_key", "enable", "map_location")
     mount_point: str
     spec: str
     fstype: str
@@ -52,11 +52,12 @@ class BootMount(FrozenRecord):
     problem: str | None  # why it does not mount at boot after all
     map_key: str  # the autofs map key ("/sasdata" in a direct map, "sasdata" in an indirect one)
     enable: str | None  # the unit to enable when `problem` is that it does not start
+    map_location: str  # an autofs entry's location as the map writes it (`&` in a `*` entry), else ""
 
     def __init__(self, mount_point: str, spec: str, fstype: str, given: tuple[tuple[str, str | None], ...],
                  filled: tuple[tuple[str, str | None, str], ...], source: str, fix_file: str,
                  fstab: FstabEntry | None = None, problem: str | None = None, map_key: str = "",
-                 enable: str | None = None):
+                 enable: str | None = None, map_location: str = ""):
         self.mount_point = mount_point
         self.spec = spec
         self.fstype = fstype
@@ -68,6 +69,7 @@ class BootMount(FrozenRecord):
         self.problem = problem
         self.map_key = map_key
         self.enable = enable
+        self.map_location = map_location
 
     @property
     def options(self) -> tuple[tuple[str, str | None], ...]:
@@ -148,7 +150,7 @@ def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
         fstype, given = _autofs_options(a.options)
         out[point] = BootMount(point, a.location, fstype, given, (),
                                f"/{a.map_file} line {a.line} (autofs, {a.master})", f"/{a.map_file}", problem=a.problem,
-                               map_key=a.key, enable=a.enable)
+                               map_key=a.key, enable=a.enable, map_location=a.written)
     # a unit systemd refuses (Where= not its name) shadows nothing: its name is no mount point's
     overrides = {p: u for p, u in units.items() if u.file.startswith("etc/") and not _refused(u)}
     for point, u in units.items():
@@ -164,8 +166,7 @@ def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
     if conf:
         for point, m in list(out.items()):
             if m.fstype.startswith("nfs"):
-                out[point] = BootMount(m.mount_point, m.spec, m.fstype, m.given, _fill(conf, m.spec, point, m.given),
-                                       m.source, m.fix_file, m.fstab, m.problem, m.map_key, m.enable)
+                out[point] = m.replace(filled=_fill(conf, m.spec, point, m.given))
     return out
 
 
@@ -224,7 +225,7 @@ def boot_mount_for(mounts: dict[str, BootMount], fs: FS, mount_point: str) -> Bo
     conf = read_conf(fs, NFSMOUNT_CONF)
     return BootMount(want, wild.location, fstype, given, _fill(conf, wild.location, want, given) if conf else (),
                      f"/{wild.map_file} line {wild.line} (autofs `*`, {wild.master})", f"/{wild.map_file}",
-                     problem=wild.problem, map_key="*", enable=wild.enable)
+                     problem=wild.problem, map_key="*", enable=wild.enable, map_location=wild.written)
 
 
 __all__ = ["BootMount", "boot_mount_for", "escape_path", "noauto", "read_boot_mounts"]

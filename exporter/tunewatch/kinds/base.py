@@ -118,7 +118,7 @@ def boot_mount_fix(bm: BootMount, options: str, autofs_note: str | None = None) 
         return fstab_fix(e.spec, e.file, e.vfstype, options, e.freq, e.passno)
     if bm.fix_file.endswith(".mount"):
         return _mount_unit_fix(bm.fix_file, options)
-    return _autofs_fix(bm.fix_file, bm.map_key, options, bm.spec, autofs_note)
+    return _autofs_fix(bm.fix_file, bm.map_key, options, bm.map_location or bm.spec, autofs_note)
 
 
 def _mount_unit_fix(file: str, options: str) -> Fix:
