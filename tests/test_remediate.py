@@ -586,3 +586,21 @@ def test_pinned_by_a_boot_oneshot_gets_a_rule_that_survives_a_readd(tmp_path):
     assert 'ACTION=="add"' in rule and 'DRIVERS=="mlx5_core"' in rule
     after = scan(root, "azure-sap-hana")["nic-irq-affinity-persistent"]
     assert after["status"] == "pass" and {o["after_readd"]["status"] for o in after["objects"]} == {"pass"}
+
+
+@pytest.mark.parametrize("scenario,mount_point,where", [
+    ("mount_unit_options.fail", "/sas/data", "from /etc/systemd/system/sas-data.mount: set the options in"),
+    ("autofs_entry_followed_by_indented_comment.fail", "/sas/sasdata", "but autofs drops the entry at /etc/auto.sas"),
+    ("autofs_ldap_map_unknown.error", None, None),
+])
+def test_no_fstab_line_for_a_mount_something_else_mounts(scenario, mount_point, where, tmp_path):
+    """An fstab line for a path an /etc .mount unit mounts is ignored at boot, and for one
+    autofs mounts it would mount it twice: those are left to the admin, with where to look."""
+    script = tmp_path / "fix.sh"
+    tunewatch("remediate", "--root", str(REPO / "tests/scenarios/nfs_mount_options" / scenario / "root"),
+              "--profile", "azure-sas-grid-anf", "--output", str(script))
+    text = script.read_text()
+    assert "tw_line etc/fstab" not in text  # no object that fstab mounts failed
+    if mount_point:
+        assert re.search(rf"#   nfs-mount-options-persistent[\w, -]* {re.escape(mount_point)}: "
+                         rf"{re.escape(mount_point)}: (it mounts at boot|it is set in) .*{re.escape(where)}", text), text

@@ -121,6 +121,11 @@ def fstab_steps(ctx: Context) -> Iterator[Step]:
     entries = fstab_index(ctx.facts.fstab)
     mounts = {m.mount_point: m for m in ctx.facts.mountinfo}
     for mount_point, wanted in ctx.fstab_wanted.items():
+        elsewhere = _mounted_elsewhere(ctx, mount_point)
+        if elsewhere:  # an fstab line would be ignored (an /etc .mount unit wins) or mount it twice (autofs)
+            names = ", ".join(sorted({c for c, _o, _v in wanted}))
+            yield Step(names, mount_point, MANUAL, f"not automated: {elsewhere}", Note(f"{mount_point}: {elsewhere}"))
+            continue
         entry = entries.get(mount_point.rstrip("/") or "/")
         options: list[tuple[str, str | None]] = list(entry.options) if entry else [("defaults", None)]
         if noauto(options):
@@ -149,6 +154,21 @@ def fstab_steps(ctx: Context) -> Iterator[Step]:
         regex = rf"^[[:space:]]*[^#[:space:]]+[[:space:]]+{ere(mount_point.rstrip('/') or '/')}/?[[:space:]]"
         yield Step(", ".join(checks), mount_point, PERSISTENT, f"/etc/fstab line of {mount_point}: {text}",
                    EnsureLine("etc/fstab", regex, line))
+
+
+def _mounted_elsewhere(ctx: Context, mount_point: str) -> str | None:
+    """Why the options of `mount_point` are not fstab's to set: a `.mount` unit or an autofs
+    map mounts it at boot (the check's fix names the line to change there), or that is not
+    known here; None when fstab mounts it, or nothing does (then the new line will)."""
+    try:
+        bm = ctx.facts.boot_mount(mount_point.rstrip("/") or "/")
+    except (FactError, ParseError) as e:
+        return str(e)
+    if bm is None or bm.fstab is not None:
+        return None
+    if bm.problem:
+        return f"it is set in {bm.source}, but {bm.problem} (the check's fix says what to change)"
+    return f"it mounts at boot from {bm.source}: set the options in {bm.fix_file} (the check's fix has the line)"
 
 
 def bdi_readahead(ctx: Context, sel: SelectedCheck, result: CheckResult) -> Iterator[Step]:
