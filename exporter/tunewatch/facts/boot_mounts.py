@@ -24,7 +24,7 @@ from ..parsers._text import split_options
 from ..parsers.fstab import FstabEntry
 from ..parsers.nfs_conf import ConfEntry, read_conf
 from .automount import autofs_for, autofs_unread, read_autofs
-from .mount_units import escape_path, read_mount_units
+from .mount_units import escape_path, mount_dropins, read_mount_units
 from .mounts import fstab_index, read_fstab
 
 TYPE_CHECKING = False
@@ -158,8 +158,7 @@ def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
             out[point] = _unit(u)
     # by mount point, once: of several lines for one point, the first (fstab_index)
     for point, entry in fstab_index(fstab).items():
-        out[point] = BootMount(point, entry.spec, entry.vfstype, entry.options, (), f"/etc/fstab line {entry.line}",
-                               "/etc/fstab", entry, _noauto_problem(entry))
+        out[point] = _fstab(fs, point, entry)
     for point, u in overrides.items():
         out[point] = _unit(u)
     conf = read_conf(fs, NFSMOUNT_CONF)
@@ -168,6 +167,23 @@ def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
             if m.fstype.startswith("nfs"):
                 out[point] = m.replace(filled=_fill(conf, m.spec, point, m.given))
     return out
+
+
+def _fstab(fs: FS, point: str, entry: FstabEntry) -> BootMount:
+    """The unit systemd-fstab-generator makes of an fstab line, with the [Mount] settings of
+    its drop-ins (an `Options=` there replaces the line's: then the fix goes in the drop-in)."""
+    mount = BootMount(point, entry.spec, entry.vfstype, entry.options, (), f"/etc/fstab line {entry.line}",
+                      "/etc/fstab", entry, _noauto_problem(entry))
+    for dropin, settings in mount_dropins(fs, f"{escape_path(point)}.mount"):
+        if "Options" in settings:
+            mount = mount.replace(given=tuple(split_options(settings["Options"])), fstab=None, fix_file=f"/{dropin}")
+        if settings.get("What"):
+            mount = mount.replace(spec=settings["What"])
+        if settings.get("Type"):
+            mount = mount.replace(fstype=settings["Type"])
+        if settings.keys() & {"Options", "What", "Type"}:
+            mount = mount.replace(source=f"{mount.source} + /{dropin}")
+    return mount
 
 
 def noauto(options: Iterable[tuple[str, str | None]]) -> bool:
@@ -206,7 +222,8 @@ def _refused(u: MountUnit) -> bool:
 
 
 def _unit(u: MountUnit) -> BootMount:
-    return BootMount(u.where, u.what, u.fstype, tuple(split_options(u.options)), (), f"/{u.file}", f"/{u.file}",
+    source = f"/{u.file}" if u.options_file == u.file else f"/{u.file} + /{u.options_file}"
+    return BootMount(u.where, u.what, u.fstype, tuple(split_options(u.options)), (), source, f"/{u.options_file}",
                      problem=u.problem, enable=u.unit if u.problem and not u.enabled else None)
 
 

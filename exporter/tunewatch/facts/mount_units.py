@@ -40,7 +40,7 @@ def escape_path(path: str) -> str:
 
 
 class MountUnit(FrozenRecord):
-    __slots__ = ("unit", "file", "what", "where", "fstype", "options", "enabled", "problem")
+    __slots__ = ("unit", "file", "what", "where", "fstype", "options", "enabled", "problem", "options_file")
     unit: str
     file: str
     what: str
@@ -49,9 +49,10 @@ class MountUnit(FrozenRecord):
     options: str
     enabled: bool
     problem: str | None  # why systemd refuses or never starts it at boot
+    options_file: str  # the file whose Options= counts: the unit, or the drop-in applied last that sets it
 
     def __init__(self, unit: str, file: str, what: str, where: str, fstype: str, options: str, enabled: bool,
-                 problem: str | None):
+                 problem: str | None, options_file: str = ""):
         self.unit = unit
         self.file = file
         self.what = what
@@ -60,6 +61,56 @@ class MountUnit(FrozenRecord):
         self.options = options
         self.enabled = enabled
         self.problem = problem
+        self.options_file = options_file or file
+
+
+def _prefixes(unit: str) -> list[str]:
+    """The dash-prefix unit names whose drop-ins also apply to `unit` (shared/dropin.c
+    `unit_file_find_dirs()`): `sas-vol-data.mount` -> `sas-vol-.mount`, `sas-.mount`."""
+    names: list[str] = []
+    prefix, _, suffix = unit.rpartition(".")
+    while True:
+        chopped = False
+        while True:  # a trailing dash is chopped once; a leading one ends the search
+            dash = prefix.rfind("-")
+            if dash <= 0:
+                return names
+            if dash + 1 < len(prefix) or chopped:
+                prefix = prefix[:dash + 1]
+                break
+            prefix, chopped = prefix[:dash], True
+        names.append(f"{prefix}.{suffix}")
+
+
+def mount_dropins(fs: FS, unit: str) -> list[tuple[str, dict[str, str]]]:
+    """The drop-ins of `unit` as systemd applies them (systemd.unit(5); shared/dropin.c
+    `unit_file_find_dropin_paths()`): `<unit>.d/*.conf` and the dash-prefix `.d`
+    directories in each unit directory that survives a reboot, the same file name taken
+    from the first directory (most specific name first within a directory), a link to
+    /dev/null masking it, all applied in the lexical order of their names. Each is (file,
+    its [Mount] settings, the last assignment of each); a file systemd cannot parse is
+    skipped, as systemd skips it."""
+    present = fs.derived(mount_dropins, lambda: {(d, n) for d in BOOT_UNIT_DIRS for n in fs.listdir(d)
+                                                  if n.endswith(".mount.d")})
+    if not present:  # the usual host: no mount unit has a drop-in (asked once per fstab line)
+        return []
+    names = [unit, *_prefixes(unit)]
+    dirs = [f"{d}/{n}.d" for d in BOOT_UNIT_DIRS for n in names if (d, f"{n}.d") in present]
+    chosen: dict[str, str] = {}
+    for d in dirs:
+        for rel in fs.glob(d, "*.conf"):
+            chosen.setdefault(rel.rsplit("/", 1)[1], rel)
+    out = []
+    for name in sorted(chosen):
+        rel = chosen[name]
+        if fs.readlink(rel) == "/dev/null":
+            continue
+        try:
+            items = parse_ini_items(fs.read_required(rel), rel)
+        except ParseError:
+            continue
+        out.append((rel, {k: v for section, k, v, _ in items if section == "Mount"}))
+    return out
 
 
 def read_mount_units(fs: FS) -> dict[str, MountUnit]:
@@ -77,6 +128,10 @@ def read_mount_units(fs: FS) -> dict[str, MountUnit]:
         except ParseError:
             continue  # systemd logs and skips a unit it cannot parse; nothing mounts from it
         mount = {k: v for s, k, v, _ in items if s == "Mount"}  # the last assignment wins
+        options_file = rel
+        for dropin, settings in mount_dropins(fs, unit):
+            mount.update(settings)
+            options_file = dropin if "Options" in settings else options_file
         where, what = mount.get("Where", ""), mount.get("What", "")
         problem = None
         if not where or not what:
@@ -88,5 +143,5 @@ def read_mount_units(fs: FS) -> dict[str, MountUnit]:
             problem = f"{unit} is {state.state}: nothing mounts it at boot"
         key = "/" + "/".join(p for p in where.split("/") if p) if where else "/" + unit[:-6].replace("-", "/")
         out[key] = MountUnit(unit, rel, what, key, mount.get("Type", ""), mount.get("Options", ""),
-                             state.enabled, problem)
+                             state.enabled, problem, options_file)
     return out

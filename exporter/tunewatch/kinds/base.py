@@ -116,7 +116,7 @@ def boot_mount_fix(bm: BootMount, options: str, autofs_note: str | None = None) 
             return fix.replace(note=fix.note or "without noauto, systemd-fstab-generator mounts it at boot "
                                                 "(or keep noauto and add x-systemd.automount: mounted on first use)")
         return fstab_fix(e.spec, e.file, e.vfstype, options, e.freq, e.passno)
-    if bm.fix_file.endswith(".mount"):
+    if bm.fix_file.endswith((".mount", ".conf")):  # a unit, or the drop-in that sets its Options=
         return _mount_unit_fix(bm.fix_file, options)
     return _autofs_fix(bm.fix_file, bm.map_key, options, bm.map_location or bm.spec, autofs_note)
 

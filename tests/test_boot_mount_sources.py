@@ -1,6 +1,8 @@
-"""Which autofs entry mounts a path at the next boot (facts/automount.py), on maps autofs
-reads in ways a whitespace split does not: the first entry of a key counts, a dropped
-entry mounts nothing and says why, `&` is the key looked up, a key holds escaped blanks."""
+"""How a path mounts at the next boot beyond a plain fstab line: which autofs entry
+(facts/automount.py) on maps autofs reads in ways a whitespace split does not (the first
+entry of a key counts, a dropped entry mounts nothing and says why, `&` is the key looked
+up, a key holds escaped blanks), and the drop-ins systemd applies to a mount unit
+(facts/mount_units.py)."""
 
 from __future__ import annotations
 
@@ -97,3 +99,24 @@ def test_the_fix_for_a_wildcard_entry_keeps_its_ampersand(tmp_path: Path) -> Non
     assert bm is not None and (bm.spec, bm.map_key, bm.map_location) == ("alice:/home/alice", "*", "&:/home/&")
     fix = boot_mount_fix(bm, "hard,rw,nconnect=8")
     assert (fix.file, fix.change) == ("/etc/auto.sas", "* -hard,rw,nconnect=8 &:/home/&")
+
+
+def test_mount_unit_dropins_as_systemd_finds_them(tmp_path: Path) -> None:
+    from tunewatch.facts.mount_units import _prefixes, mount_dropins
+
+    assert _prefixes("sas-vol-data.mount") == ["sas-vol-.mount", "sas-.mount"]
+    assert _prefixes("sas--data.mount") == ["sas--.mount", "sas-.mount"]  # dropin.c: a trailing dash chopped once
+    assert _prefixes("sasdata.mount") == [] and _prefixes("-.mount") == []
+    for rel, text in (("etc/systemd/system/sas-data.mount.d/20-b.conf", "[Mount]\nOptions=from-etc-specific\n"),
+                      ("etc/systemd/system/sas-.mount.d/20-b.conf", "[Mount]\nOptions=from-etc-prefix\n"),
+                      ("etc/systemd/system/sas-.mount.d/30-c.conf", "[Mount]\nWhat=srv:/c\n"),
+                      ("usr/lib/systemd/system/sas-data.mount.d/10-a.conf", "[Mount]\nOptions=from-usr\n"),
+                      ("usr/lib/systemd/system/sas-data.mount.d/30-c.conf", "[Mount]\nWhat=never-read\n")):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "etc/systemd/system/sas-data.mount.d/40-masked.conf").symlink_to("/dev/null")
+    (tmp_path / "usr/lib/systemd/system/sas-data.mount.d/40-masked.conf").write_text("[Mount]\nOptions=masked\n")
+    got = mount_dropins(FS(str(tmp_path)), "sas-data.mount")
+    assert got == [("usr/lib/systemd/system/sas-data.mount.d/10-a.conf", {"Options": "from-usr"}),
+                   ("etc/systemd/system/sas-data.mount.d/20-b.conf", {"Options": "from-etc-specific"}),
+                   ("etc/systemd/system/sas-.mount.d/30-c.conf", {"What": "srv:/c"})]
