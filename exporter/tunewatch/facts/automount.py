@@ -204,7 +204,7 @@ def _load(fs: FS) -> _Autofs:
             key = sanitize_key(e.key, direct)
             if key is None:
                 continue  # a key autofs never matches (lookup_file.c)
-            point = key if direct else f"{m.mount_point.rstrip('/')}/{key}"
+            point = key if direct else f"{top.rstrip('/')}/{key}"
             # the first entry of a key counts: lookup_one() stops at it, and cache_update()
             # keeps it over a later one of the same read (lib/cache.c "Already seen one of
             # these"); a dropped entry is never seen, so it is only said where nothing else is
@@ -213,7 +213,7 @@ def _load(fs: FS) -> _Autofs:
             if not e.problem:
                 taken.add(point)
                 if key == "*":
-                    wildcards[m.mount_point.rstrip("/")] = (context, e)
+                    wildcards[top] = (context, e)
             found = context.mount(point, key, e, key)
             if found is not None:
                 mounts[point] = found
