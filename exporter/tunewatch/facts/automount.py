@@ -213,7 +213,7 @@ def _load(fs: FS) -> _Autofs:
             if not e.problem:
                 taken.add(point)
                 if key == "*":
-                    wildcards[top] = (context, e)
+                    wildcards[top.rstrip("/")] = (context, e)
             found = context.mount(point, key, e, key)
             if found is not None:
                 mounts[point] = found
