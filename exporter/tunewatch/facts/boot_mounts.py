@@ -24,7 +24,7 @@ from ..parsers._text import split_options
 from ..parsers.fstab import FstabEntry
 from ..parsers.nfs_conf import ConfEntry, read_conf
 from .automount import autofs_for, autofs_unread, read_autofs
-from .mount_units import escape_path, mount_dropins, read_mount_units
+from .mount_units import dropin_dirs, escape_path, mount_dropins, read_mount_units
 from .mounts import fstab_index, read_fstab
 
 TYPE_CHECKING = False
@@ -174,6 +174,8 @@ def _fstab(fs: FS, point: str, entry: FstabEntry) -> BootMount:
     its drop-ins (an `Options=` there replaces the line's: then the fix goes in the drop-in)."""
     mount = BootMount(point, entry.spec, entry.vfstype, entry.options, (), f"/etc/fstab line {entry.line}",
                       "/etc/fstab", entry, _noauto_problem(entry))
+    if not dropin_dirs(fs):  # the usual host: no unit name to escape for 1,000 lines
+        return mount
     for dropin, settings in mount_dropins(fs, f"{escape_path(point)}.mount"):
         if "Options" in settings:
             mount = mount.replace(given=tuple(split_options(settings["Options"])), fstab=None, fix_file=f"/{dropin}")

@@ -82,6 +82,13 @@ def _prefixes(unit: str) -> list[str]:
         names.append(f"{prefix}.{suffix}")
 
 
+def dropin_dirs(fs: FS) -> set[tuple[str, str]]:
+    """(unit directory, `*.mount.d` name) of every mount unit drop-in directory, once per FS:
+    empty on the usual host, which then pays nothing per fstab line."""
+    return fs.derived(dropin_dirs, lambda: {(d, n) for d in BOOT_UNIT_DIRS for n in fs.listdir(d)
+                                             if n.endswith(".mount.d")})
+
+
 def mount_dropins(fs: FS, unit: str) -> list[tuple[str, dict[str, str]]]:
     """The drop-ins of `unit` as systemd applies them (systemd.unit(5); shared/dropin.c
     `unit_file_find_dropin_paths()`): `<unit>.d/*.conf` and the dash-prefix `.d`
@@ -90,9 +97,8 @@ def mount_dropins(fs: FS, unit: str) -> list[tuple[str, dict[str, str]]]:
     /dev/null masking it, all applied in the lexical order of their names. Each is (file,
     its [Mount] settings, the last assignment of each); a file systemd cannot parse is
     skipped, as systemd skips it."""
-    present = fs.derived(mount_dropins, lambda: {(d, n) for d in BOOT_UNIT_DIRS for n in fs.listdir(d)
-                                                  if n.endswith(".mount.d")})
-    if not present:  # the usual host: no mount unit has a drop-in (asked once per fstab line)
+    present = dropin_dirs(fs)
+    if not present:
         return []
     names = [unit, *_prefixes(unit)]
     dirs = [f"{d}/{n}.d" for d in BOOT_UNIT_DIRS for n in names if (d, f"{n}.d") in present]
