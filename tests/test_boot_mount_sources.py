@@ -120,3 +120,21 @@ def test_mount_unit_dropins_as_systemd_finds_them(tmp_path: Path) -> None:
     assert got == [("usr/lib/systemd/system/sas-data.mount.d/10-a.conf", {"Options": "from-usr"}),
                    ("etc/systemd/system/sas-data.mount.d/20-b.conf", {"Options": "from-etc-specific"}),
                    ("etc/systemd/system/sas-.mount.d/30-c.conf", {"What": "srv:/c"})]
+
+
+def test_what_starts_a_mount_no_target_names(tmp_path: Path) -> None:
+    from tunewatch.facts.services import started_by
+
+    system = tmp_path / "etc/systemd/system"
+    (system / "multi-user.target.wants").mkdir(parents=True)
+    for name, unit in (("app.service", "Requires=sas-data.mount\n"), ("off.service", "Wants=scratch.mount\n"),
+                       ("grid.service", "RequiresMountsFor=/sas/data/config /opt\n")):
+        (system / name).write_text(f"[Unit]\n{unit}\n[Service]\nExecStart=/bin/true\n")
+    for name in ("app.service", "grid.service"):  # off.service is not enabled
+        (system / "multi-user.target.wants" / name).symlink_to(f"/etc/systemd/system/{name}")
+    fs = FS(str(tmp_path))
+    assert started_by(fs, "sas-data.mount", "/sas/data") == "app.service"
+    assert started_by(fs, "sas-data-config.mount", "/sas/data/config") == "grid.service"
+    assert started_by(fs, "sas.mount", "/sas") == "grid.service"  # a path under it needs it mounted first
+    assert started_by(fs, "scratch.mount", "/scratch") is None  # wanted by a unit that does not start
+    assert started_by(fs, "sas-home.mount", "/sas/home") is None

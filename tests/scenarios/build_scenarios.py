@@ -801,6 +801,14 @@ def _nfs_mount_options():
             "noauto with x-systemd.automount: the generator writes an automount unit that remote-fs.target "
             "requires, and the first access mounts /sasdata with the line's options",
             fstab_entries=[fs_entry(FSTAB_OPTS + ",noauto,x-systemd.automount")])
+    r = nfs_scn("fstab_noauto_required_by_a_service.pass", NFS_FS,
+                "noauto, but the enabled sas-grid.service has RequiresMountsFor=/sasdata/config: systemd adds "
+                "Requires= on the mount units of that path, so /sasdata mounts at boot with the line's options "
+                "(systemd.unit(5) RequiresMountsFor=)",
+                fstab_entries=[fs_entry(FSTAB_OPTS + ",noauto")])
+    r.write("etc/systemd/system/sas-grid.service", "[Unit]\nDescription=SAS Grid\nRequiresMountsFor=/sasdata/config\n\n"
+            "[Service]\nExecStart=/opt/sas/grid/start\n\n[Install]\nWantedBy=multi-user.target\n")
+    r.symlink("etc/systemd/system/multi-user.target.wants/sas-grid.service", "/etc/systemd/system/sas-grid.service")
     nfs_scn("fstab_noauto_then_auto.pass", NFS_FS,
             "noauto first, auto last: fstab_test_yes_no_option() takes the last of noauto/auto, so the line "
             "mounts at boot",

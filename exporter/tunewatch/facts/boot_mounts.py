@@ -26,6 +26,7 @@ from ..parsers.nfs_conf import ConfEntry, read_conf
 from .automount import autofs_for, autofs_unread, read_autofs
 from .mount_units import dropin_dirs, escape_path, mount_dropins, read_mount_units
 from .mounts import fstab_index, read_fstab
+from .services import started_by
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -172,8 +173,16 @@ def read_boot_mounts(fs: FS) -> dict[str, BootMount]:
 def _fstab(fs: FS, point: str, entry: FstabEntry) -> BootMount:
     """The unit systemd-fstab-generator makes of an fstab line, with the [Mount] settings of
     its drop-ins (an `Options=` there replaces the line's: then the fix goes in the drop-in)."""
-    mount = BootMount(point, entry.spec, entry.vfstype, entry.options, (), f"/etc/fstab line {entry.line}",
-                      "/etc/fstab", entry, _noauto_problem(entry))
+    source, problem = f"/etc/fstab line {entry.line}", None
+    if noauto(entry.options):  # add_mount() links the unit into no target: only a unit that needs it starts it
+        unit = f"{escape_path(point)}.mount"
+        by = started_by(fs, unit, point)
+        if by:
+            source += f" (noauto: {by} starts {unit})"
+        else:
+            problem = (f"the line has noauto: systemd-fstab-generator does not make remote-fs.target pull {unit} "
+                       "in, and no enabled unit requires it, so nothing mounts it at boot")
+    mount = BootMount(point, entry.spec, entry.vfstype, entry.options, (), source, "/etc/fstab", entry, problem)
     if not dropin_dirs(fs):  # the usual host: no unit name to escape for 1,000 lines
         return mount
     for dropin, settings in mount_dropins(fs, f"{escape_path(point)}.mount"):
@@ -201,14 +210,6 @@ def noauto(options: Iterable[tuple[str, str | None]]) -> bool:
         elif (key, value) in (("x-systemd.automount", None), ("comment", "systemd.automount")):
             automount = True
     return off and not automount
-
-
-def _noauto_problem(entry: FstabEntry) -> str | None:
-    """add_mount() links a `noauto` line's unit into no target: nothing mounts it at boot."""
-    if not noauto(entry.options):
-        return None
-    return (f"the line has noauto: systemd-fstab-generator does not make remote-fs.target pull its unit "
-            f"in, so nothing mounts it at boot (unless another unit requires {escape_path(entry.file)}.mount)")
 
 
 def _autofs_options(options: Iterable[str]) -> tuple[str, tuple[tuple[str, str | None], ...]]:

@@ -28,7 +28,9 @@ from __future__ import annotations
 import os
 
 from .._record import FrozenRecord
+from ..errors import ParseError
 from ..host.fs import FS
+from ..parsers.ini import parse_ini_items
 
 UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system", "usr/lib/systemd/system",
              "lib/systemd/system")
@@ -155,3 +157,34 @@ def enabled_units(fs: FS) -> set[str]:
     """Every unit that starts at the next boot: wanted by a target, loadable then and not masked (one pass)."""
     wanted = {name for w in _wants_dirs(fs) for name in fs.listdir(w) if _wants_entry(fs, f"{w}/{name}")}
     return {u for u in wanted if (f := _boot_unit_file(fs, u)) is not None and not _is_mask(fs, f)}
+
+
+_PULLS = ("Requires", "Wants", "BindsTo", "Upholds")  # [Unit] settings that start the units they name
+_MOUNTS_FOR = ("RequiresMountsFor", "WantsMountsFor")  # ... and the mount units of paths
+
+
+def started_by(fs: FS, unit: str, path: str = "") -> str | None:
+    """What makes the next boot start `unit` though no target names it: a .wants/.requires
+    link to it, or an enabled unit whose [Unit] `Requires=`, `Wants=`, `BindsTo=` or
+    `Upholds=` names it, or (a mount unit for `path`) whose `RequiresMountsFor=` or
+    `WantsMountsFor=` lists `path` or a path under it (systemd.unit(5)); None when nothing
+    does. Unit files are read only when asked (a `noauto` fstab line)."""
+    state = read_unit_state(fs, unit)
+    if state.enabled:
+        return state.wanted_by[0]
+    under = path.rstrip("/") + "/"
+    for name in sorted(enabled_units(fs)):
+        rel = boot_unit_file(fs, name)
+        try:
+            items = parse_ini_items(fs.read_text(rel) or "", rel) if rel else []
+        except ParseError:
+            continue  # systemd skips a unit it cannot parse: it starts nothing
+        for section, key, value, _ in items:
+            if section != "Unit":
+                continue
+            if key in _PULLS and unit in value.split():
+                return name
+            if path and key in _MOUNTS_FOR and any(p == path or p.startswith(under) for p in value.split()):
+                return name
+    return None
+
