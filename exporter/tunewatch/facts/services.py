@@ -170,7 +170,7 @@ def started_by(fs: FS, unit: str, path: str = "") -> str | None:
     `WantsMountsFor=` lists `path` or a path under it (systemd.unit(5)); None when nothing
     does. Unit files are read only when asked (a `noauto` fstab line)."""
     state = read_unit_state(fs, unit)
-    if state.enabled:
+    if state.wanted_by and not state.masked:  # a generated unit (no file in the unit directories) counts
         return state.wanted_by[0]
     under = path.rstrip("/") + "/"
     for name in sorted(enabled_units(fs)):
