@@ -139,5 +139,6 @@ def test_what_starts_a_mount_no_target_names(tmp_path: Path) -> None:
     assert started_by(fs, "scratch.mount", "/scratch") is None  # wanted by a unit that does not start
     assert started_by(fs, "sas-home.mount", "/sas/home") is None
     # a link to the unit systemd-fstab-generator writes at boot: no unit file here, still started
+    (system / "remote-fs.target.wants").mkdir()
     (system / "remote-fs.target.wants/sas-home.mount").symlink_to("/run/systemd/generator/sas-home.mount")
     assert started_by(FS(str(tmp_path)), "sas-home.mount", "/sas/home") == "remote-fs.target.wants"
