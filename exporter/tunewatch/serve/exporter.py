@@ -28,7 +28,7 @@ from ..web.listen import nofile_limit, raise_nofile_limit
 from ..web.server import HTTPServer, bind
 from .exposition import Exposition, extra_families, report_body
 from .options import DEFAULT_LISTEN_ADDRESS, DEFAULT_PORT, REPORT_PATH, ServeOptions, parse_duration
-from .scanjob import ChildScan, render_output
+from .scanjob import ChildScan, preload_child_imports, render_output
 from .scanloop import ScanLoop, ScanState
 
 T = TypeVar("T")
@@ -286,13 +286,15 @@ def start_exporter(listen_address: str | Sequence[str], web_config_path: str | N
                         max_connections_per_peer=options.max_connections_per_peer,
                         accept_tls=functools.partial(san_allowed, web_config) if web_config.tls else None)
     servers.append(server)
+    if render is None:  # scans in forked children: nothing they import may be mid-import in a thread
+        preload_child_imports()
+    if options.uevents:
+        from .uevents import UeventWatcher  # before the threads, for the same reason
     loop.start()
     server.start()
     _show_first_scan(loop)
     watcher = None
     if options.uevents:
-        from .uevents import UeventWatcher
-
         watcher = UeventWatcher(loop.request_scan, options.uevent_debounce)
         watcher = watcher if watcher.start() else None
     handle = ExporterHandle(server, loop, scanner, limiter, watcher)

@@ -56,6 +56,19 @@ def render_output(result: Any, detail: bool = False) -> ScanOutput:
                       gzip.compress(render_json(result).encode("utf-8"), compresslevel=6, mtime=0))
 
 
+def preload_child_imports() -> None:
+    """Import, in the calling thread, what render_output() imports in the scan's child. Call
+    it before any other thread starts. An import another thread is in the middle of when the
+    child is forked leaves that module's import lock held in the child, by a thread the child
+    does not have, and the child's own import of the module then waits for ever (until the
+    scan deadline kills it): serve's first scan raced the first scrape's import of the same
+    renderer. A module already imported takes no lock."""
+    import prometheus_client  # noqa: F401
+    import prometheus_client.openmetrics.exposition  # noqa: F401
+
+    from ..outputs import prometheus, report  # noqa: F401
+
+
 class _Families:
     def __init__(self, families: list):
         self._families = families
