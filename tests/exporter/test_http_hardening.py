@@ -263,3 +263,27 @@ def test_at_max_connections_the_longest_idle_one_makes_room():
         for sock in socks:
             sock.close()
         server.shutdown()
+
+
+def test_a_handshake_step_on_a_socket_closed_meanwhile_keeps_the_tls_worker():
+    """The selector thread may close a connection (idle timeout, eviction) while its next
+    handshake step waits in the queue: SSLSocket.close() drops the SSL object, and
+    do_handshake() then raises AttributeError. Uncaught, it ended the worker thread, and no
+    TLS handshake was ever served again."""
+    class ClosedMeanwhile:
+        def do_handshake(self):
+            raise AttributeError("'NoneType' object has no attribute 'do_handshake'")
+
+    class Conn:
+        sock, remote = ClosedMeanwhile(), ("127.0.0.1", 1)
+
+    listener = bind(LOOPBACK, 0)
+    server = HTTPServer([listener], lambda request: Response(200, body=b"ok\n"))
+    try:
+        conn = Conn()
+        server._handshakes.put(conn)
+        server._handshakes.put(None)  # then the worker's stop signal
+        server._handshake_loop()  # returns at the stop signal: it did not raise
+        assert server._handshaken.get_nowait() == (conn, "failed")
+    finally:
+        listener.close()

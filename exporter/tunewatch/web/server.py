@@ -461,7 +461,9 @@ class HTTPServer:
                 outcome = "read"
             except ssl.SSLWantWriteError:
                 outcome = "write"
-            except (OSError, ssl.SSLError, ValueError) as e:  # plain HTTP, scanners, wrong CA: expected
+            except (OSError, ssl.SSLError, ValueError, AttributeError) as e:  # plain HTTP, scanners, wrong CA;
+                # AttributeError: the selector thread closed the socket meanwhile (SSLSocket.close()
+                # drops its SSL object): an uncaught one ended this thread, and TLS with it
                 log.debug("TLS handshake failed", extra={"remote": conn.remote, "err": str(e)})
                 outcome = "failed"
             self._handshaken.put((conn, outcome))
