@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from .._lazyre import lazy
 from .._record import FrozenRecord
+from .autofs_map import _BLANK, _SPACE  # C isblank(), isspace()
 
-_SPACE = " \t\n\v\f\r"  # C isspace()
-_BLANK = " \t"  # C isblank()
 _SKIPPED = _SPACE + "\b"  # skipspace()
 
 
